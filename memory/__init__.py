@@ -1,0 +1,1 @@
+"""Memory: context-aware prospective memory (facts, cues, links) per user, in SQLite + FAISS."""

@@ -1,0 +1,1 @@
+"""Perception: recorded clip folders -> sensory-context events (FORMATS.md section 2)."""

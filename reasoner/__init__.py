@@ -1,0 +1,1 @@
+"""Reasoner: personal context + retrieved past + current event -> silence or assistance."""

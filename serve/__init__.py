@@ -1,0 +1,1 @@
+"""Serve: HTTP service that ingests events and returns decisions."""

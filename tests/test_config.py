@@ -1,0 +1,60 @@
+from pathlib import Path
+
+import pytest
+
+from core.config import DEFAULT_CONFIG, REPO_ROOT, ConfigError, load_config
+
+
+def test_cpu_profile_is_default_and_offline():
+    cfg = load_config(env={})
+    assert Path(cfg.source) == DEFAULT_CONFIG
+    assert cfg.profile == "cpu"
+    assert cfg.perception.captioner.backend == "narration"
+    assert cfg.perception.asr.backend == "faster-whisper"
+    assert cfg.reasoner.backend == "gate"
+
+
+def test_gpu_profile_matches_paper_setup():
+    cfg = load_config(REPO_ROOT / "configs" / "gpu.yaml", env={})
+    assert cfg.perception.captioner.llm.model == "Qwen/Qwen3-VL-32B-Instruct"
+    assert (cfg.perception.asr.backend, cfg.perception.asr.model) == ("whisperx", "large-v3")
+    r = cfg.memory.retrieval
+    assert (r.k, r.k_content, r.k_cue) == (10, 2, 8)
+    assert cfg.memory.construction.link_candidates == 8
+    assert cfg.reasoner.llm.base_url.startswith("http://")
+
+
+def test_unknown_key_names_key_and_file(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("memory:\n  retrieval:\n    kk: 3\n")
+    with pytest.raises(ConfigError) as exc:
+        load_config(p, env={})
+    assert "memory.retrieval.kk" in str(exc.value) and str(p) in str(exc.value)
+
+
+def test_mistyped_value_names_key(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("memory:\n  retrieval:\n    k: ten\n")
+    with pytest.raises(ConfigError, match=r"memory\.retrieval\.k"):
+        load_config(p, env={})
+
+
+def test_env_overrides_single_key():
+    cfg = load_config(env={"PROMEM_MEMORY__RETRIEVAL__K": "12", "PROMEM_REASONER__LLM__BASE_URL": "http://x/v1"})
+    assert cfg.memory.retrieval.k == 12
+    assert cfg.reasoner.llm.base_url == "http://x/v1"
+    assert cfg.memory.retrieval.k_cue == 8
+
+
+def test_env_override_with_typo_is_error():
+    with pytest.raises(ConfigError, match="PROMEM_MEMORY__RETRIEVAL__KAY"):
+        load_config(env={"PROMEM_MEMORY__RETRIEVAL__KAY": "1"})
+
+
+def test_missing_file_and_bad_yaml(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.yaml", env={})
+    p = tmp_path / "x.yaml"
+    p.write_text("a: [1,\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(p, env={})
