@@ -7,3 +7,4 @@ class BenchConfig(Section):
     judge_llm: LLMConfig = LLMConfig()
     cache_dir: str = ".cache/bench"
     context_tokens: int = 4096  # full-context baseline budget
+    workers: int = 1  # processes for `promem bench run` (each loads its own models)

@@ -9,18 +9,28 @@ class RetrievalConfig(Section):
     k_content: int = 2
     k_cue: int = 8
     expand_links: bool = True
+    time_cues: bool = True  # time cues whose window contains the current time are recalled
+    k_time: int = 2  # at most this many by time cue, narrowest window first ("Friday 5 pm" before "next week")
+    cue_candidates: int = 32  # cue-index hits examined before de-duplicating by event
+    intent_weight: float = 0.0  # boosts cue hits on events the linker's intention detector flags
 
 
 class ConstructionConfig(Section):
     backend: str = "encoder"  # encoder = trained cue encoder + linker (CPU); llm = cue/link prompts
     llm: LLMConfig = LLMConfig()
-    cue_encoder: str = "artifacts/cue-encoder"
-    linker: str = "artifacts/linker"
+    cue_encoder: str = "artifacts/cue-encoder"  # "base" = the untuned bundled MiniLM (ablation)
+    linker: str = "artifacts/linker"  # "none" = no links (ablation)
     link_candidates: int = 8  # m
+    link_threshold: Optional[float] = None  # None = the threshold chosen at training (meta.json)
+    batch_size: int = 32  # events embedded and committed together
 
 
 class IndexConfig(Section):
     type: str = "flat"  # flat | ivf | hnsw
+    nlist: int = 1024  # ivf: clusters (trained once the store holds 39 x nlist vectors; flat until then)
+    nprobe: int = 16
+    hnsw_m: int = 32
+    ef_search: int = 64
 
 
 class MemoryConfig(Section):

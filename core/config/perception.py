@@ -15,6 +15,7 @@ class CaptionerConfig(Section):
     model_path: Optional[str] = None  # qwen-vl: local Qwen3-VL weights
     llm: LLMConfig = LLMConfig()  # openai: endpoint serving a multimodal model
     max_new_tokens: int = 160
+    device: str = "cpu"  # qwen-vl: torch device of the local weights
 
 
 class ASRConfig(Section):
@@ -33,3 +34,4 @@ class PerceptionConfig(Section):
     asr: ASRConfig = ASRConfig()
     cache_dir: str = ".cache/perception"
     workers: int = 1
+    default_user_id: str = "u1"  # events' user_id when no profile.json names one

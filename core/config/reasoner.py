@@ -4,11 +4,17 @@ from core.config.models import LLMConfig
 
 class GateConfig(Section):
     path: str = "artifacts/gate"
-    threshold: float = 0.5
+    threshold: float = 0.5  # used when the trained gate's meta.json holds no calibrated threshold
+    use_calibrated: bool = True  # prefer the threshold calibrated on held-out pairs (meta.json)
+    max_candidates: int = 12  # past events scored per moment
+    max_length: int = 160  # tokens per (past, current) pair
+    max_evidence: int = 2  # events a message may rest on
 
 
 class ReasonerConfig(Section):
     backend: str = "gate"  # gate (on-device, CPU) | cascade (gate then LLM) | llm
     gate: GateConfig = GateConfig()
     llm: LLMConfig = LLMConfig()
+    prompt: str = "reasoner.v1"  # reasoner/prompts/<prompt>.txt
     cooldown_hours: float = 12.0
+    intention_ttl_hours: float = 168.0  # an intention not acted on within this long expires

@@ -1,0 +1,66 @@
+"""Speech recognition backends behind one interface (registry kind "asr").
+
+A backend is built from core.config.perception.ASRConfig and offers
+`transcribe(audio: np.float32 16 kHz mono) -> Transcript` and `name` (e.g. "faster-whisper:tiny.en"),
+which lands in each event's perception.asr.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Protocol
+
+import numpy as np
+
+from core import registry
+
+registry.register("asr", "faster-whisper", "perception.asr.faster_whisper:FasterWhisperASR")
+registry.register("asr", "whisperx", "perception.asr.whisperx:WhisperXASR")
+
+
+@dataclass
+class Segment:
+    start: float
+    end: float
+    text: str
+    speaker: Optional[str] = None
+
+
+@dataclass
+class Transcript:
+    segments: list[Segment] = field(default_factory=list)
+    compute_s: float = 0.0  # time the model worked, without waiting for other workers (for the RTF)
+
+    @property
+    def text(self) -> str:
+        return segments_to_text(self.segments)
+
+
+class ASR(Protocol):
+    name: str
+
+    def transcribe(self, audio: np.ndarray) -> Transcript: ...
+
+
+class ASRError(RuntimeError):
+    """The backend cannot run (missing package or weights); says what to install or cache."""
+
+
+def segments_to_text(segments: list[Segment]) -> str:
+    """Join segments; with diarization, a "[speaker]" prefix starts each change of speaker (FORMATS section 2)."""
+    parts: list[str] = []
+    current: Optional[str] = None
+    for seg in segments:
+        text = " ".join(seg.text.split())
+        if not text:
+            continue
+        if seg.speaker and seg.speaker != current:
+            parts.append(f"[{seg.speaker}] {text}")
+            current = seg.speaker
+        else:
+            parts.append(text)
+    return " ".join(parts)
+
+
+def build_asr(cfg) -> ASR:
+    """cfg: core.config.perception.ASRConfig."""
+    return registry.create("asr", cfg.backend, cfg)
