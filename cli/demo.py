@@ -53,8 +53,97 @@ def step_sample_clips(ctx: DemoContext) -> None:
     ctx.results["sample_clips"] = summary
 
 
+def _promem(*argv: str) -> int:
+    """Run another promem command in-process, so its own progress bars and messages show."""
+    from cli.main import main
+
+    return main(list(argv))
+
+
+def step_train_data(ctx: DemoContext) -> None:
+    from bench.generator import generate
+    from core.config import resolve_path
+    from core.jsonio import atomic_write_jsonl
+
+    path = resolve_path(ctx.cfg.training.train_data)
+    if path.is_file():
+        print(f"      {path} already there")
+        return
+    t = ctx.cfg.training
+    instances = generate(t.train_instances, t.seed, "train")
+    atomic_write_jsonl(path, [i.dump() for i in instances])
+    print(f"      {len(instances)} generated training timelines -> {path}")
+
+
+def _train_step(recipe: str, artifact: Callable[[Any], str]) -> Callable[[DemoContext], None]:
+    def step(ctx: DemoContext) -> None:
+        from core.config import resolve_path
+
+        where = resolve_path(artifact(ctx.cfg))
+        if (where / "meta.json").is_file():
+            print(f"      {where} already trained")
+            return
+        if _promem("train", recipe, "-c", ctx.cfg.source) != 0:
+            raise StepFailed(f"promem train {recipe} failed")
+
+    return step
+
+
+def step_perceive(ctx: DemoContext) -> None:
+    events = ctx.out / "events.jsonl"
+    rc = _promem("perceive", str(ctx.clips), "-o", str(events), "-c", ctx.cfg.source)
+    if rc not in (0, 3):  # 3: some clips failed, named above; the rest is still worth deciding on
+        raise StepFailed(f"promem perceive exited {rc}")
+    ctx.results["events"] = events
+
+
+def step_decide(ctx: DemoContext) -> None:
+    import shutil
+
+    from cli.decide import decide_events
+    from core.formats import Event, read_records
+
+    # A demo shows the whole timeline each time: start from an empty memory.
+    store, out = ctx.out / "store", ctx.out / "decisions.jsonl"
+    shutil.rmtree(store, ignore_errors=True)
+    out.unlink(missing_ok=True)
+    good, bad = read_records(ctx.results["events"], Event)
+    if bad:
+        raise StepFailed("; ".join(map(str, bad[:3])))
+    profile = ctx.expected["profile"]
+    decide_events(ctx.cfg, [e for _, e in good], store, profile["user_id"], out,
+                  persona=profile.get("persona", ""), timeline=True)
+    ctx.results["decisions"] = out
+
+
+def step_score(ctx: DemoContext) -> None:
+    from core.formats import Decision, read_records
+
+    said = {d.event_id: d for _, d in read_records(ctx.results["decisions"], Decision)[0]}
+    exp = ctx.expected
+    right = wrong = 0
+    for clip in exp["clips"]:
+        d = said.get(str(Path(clip["clip"]).with_suffix("")))
+        spoke = bool(d and d.assist)
+        ok = spoke == (clip["expect"] == "assist")
+        right += ok
+        wrong += not ok
+        if not ok or spoke:
+            mark = "ok  " if ok else "MISS" if not spoke else "FALSE ALARM"
+            print(f"      {mark} {clip['id']}: expected {clip['expect']}" + (f"; said: {d.message}" if spoke else ""))
+    print(f"      {right}/{right + wrong} moments right (speak at planted opportunities, silent elsewhere)")
+    print(f"      outputs: {ctx.out / 'events.jsonl'}, {ctx.results['decisions']}")
+
+
 STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("write sample clips", step_sample_clips),
+    ("generate training timelines", step_train_data),
+    ("train cue encoder", _train_step("cue-encoder", lambda c: c.memory.construction.cue_encoder)),
+    ("train state-change linker", _train_step("linker", lambda c: c.memory.construction.linker)),
+    ("train gate", _train_step("gate", lambda c: c.reasoner.gate.path)),
+    ("perceive clips", step_perceive),
+    ("decide, event by event", step_decide),
+    ("score against the answer key", step_score),
 ]
 
 
@@ -79,7 +168,4 @@ def run(args: argparse.Namespace) -> int:
         except StepFailed as exc:
             print(f"promem demo: step '{name}' failed: {exc}", file=sys.stderr)
             return 1
-    if len(STEPS) == 1:
-        print("next: perceive -> remember -> decide on these clips are chained in as those stages land "
-              f"(answer key: {ctx.clips / 'expected.json'})")
     return 0

@@ -7,7 +7,6 @@ class GateConfig(Section):
     threshold: float = 0.5  # used when the trained gate's meta.json holds no calibrated threshold
     use_calibrated: bool = True  # prefer the threshold calibrated on held-out pairs (meta.json)
     max_candidates: int = 12  # past events scored per moment
-    max_length: int = 160  # tokens per (past, current) pair
     max_evidence: int = 2  # events a message may rest on
 
 

@@ -7,6 +7,7 @@ from core import registry
 registry.register("embedder", "minilm", "core.providers.embedder:MiniLMEmbedder")
 registry.register("embedder", "sentence-transformers", "core.providers.embedder:SentenceTransformerEmbedder")
 registry.register("llm", "openai", "core.providers.llm_openai:OpenAIChat")
+registry.register("llm", "transformers", "core.providers.llm_transformers:TransformersChat")
 
 
 def build_embedder(cfg):

@@ -1,0 +1,42 @@
+"""Offline judge: keyword groups with word-boundary, case-insensitive matching (FORMATS.md section 3)."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from bench.metrics import NO_INTENTION
+from core.formats import Decision, Instance
+
+
+@lru_cache(maxsize=4096)
+def _pattern(term: str) -> re.Pattern:
+    # Lookarounds rather than \b, so terms that start or end with punctuation still match.
+    return re.compile(r"(?<!\w)" + re.escape(term.strip()) + r"(?!\w)", re.IGNORECASE)
+
+
+def addresses(message: str, keywords: list[list[str]]) -> bool:
+    """True when, for every group, the message contains at least one of its strings."""
+    return all(any(_pattern(t).search(message) for t in group) for group in keywords)
+
+
+def silent_labels(instance: Instance, label: str) -> dict[str, str]:
+    if not instance.intentions:
+        return {NO_INTENTION: label}
+    return {it.id: label for it in instance.intentions}
+
+
+class KeywordJudge:
+    name = "keywords"
+
+    def __init__(self, cfg=None):
+        self.cfg = cfg
+
+    def judge(self, instance: Instance, decision: Decision) -> dict[str, str]:
+        message = (decision.message or "") if decision.assist else ""
+        if instance.variant == "positive":
+            if not decision.assist:
+                return {it.id: "FN" for it in instance.intentions}
+            return {it.id: "TP" if addresses(message, it.keywords) else "FN" for it in instance.intentions}
+        # Keywords cannot tell a follow-up from a stale push: any response where silence
+        # was due is a false alarm, state_change included.
+        return silent_labels(instance, "FP" if decision.assist else "TN")

@@ -1,0 +1,60 @@
+"""`promem recall --store DIR --user ID --event EVENT.json`: what a decision at that event would retrieve."""
+from __future__ import annotations
+
+import json
+import sys
+
+from cli.main import add_config_arg, config_from
+
+
+def register(sub) -> None:
+    p = sub.add_parser("recall", help="show what memory retrieves for an event (score and path of each)")
+    p.add_argument("--event", required=True, help="the current event: a JSON object (FORMATS section 2)")
+    p.add_argument("--store", help="memory folder (default: memory.store of the config)")
+    p.add_argument("--user", default="u1", help="user id (default: u1)")
+    p.add_argument("-k", type=int, help="how many events (default: memory.retrieval.k)")
+    p.add_argument("--json", action="store_true", help="print JSON Lines instead of text")
+    add_config_arg(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from core.config import resolve_path
+    from core.formats import Event, parse_record
+    from memory.api import open_memory
+    from memory.construct.artifacts import MissingArtifact
+    from memory.store import DB_NAME
+
+    cfg = config_from(args)
+    store = resolve_path(args.store or cfg.memory.store)
+    if not (store / DB_NAME).is_file():
+        print(f"promem recall: no memory store at {store} (run `promem remember EVENTS --store {store}` first)",
+              file=sys.stderr)
+        return 2
+    try:
+        event = parse_record(Event, json.loads(open(args.event, encoding="utf-8").read()), args.event)
+    except (OSError, json.JSONDecodeError, ValueError) as exc:
+        print(f"promem recall: {args.event}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        mem = open_memory(cfg, store, args.user)
+    except MissingArtifact as exc:
+        print(f"promem recall: {exc}", file=sys.stderr)
+        return 2
+    with mem:
+        if mem.store.count(args.user, "events") == 0:
+            print(f"promem recall: user {args.user!r} has no memories in {store}", file=sys.stderr)
+            return 1
+        got = mem.retrieve(event, args.k)
+    for r in got:
+        links = [{"event_id": ln.event_id, "kind": ln.kind, "score": round(ln.score, 3)} for ln in r.links]
+        if args.json:
+            print(json.dumps({"event_id": r.event.id, "time": r.event.time, "score": round(r.score, 4),
+                              "path": r.path, "fact": r.fact, "links": links, "text": r.event.text()},
+                             ensure_ascii=False))
+            continue
+        tail = "".join(f"  -> {ln['kind']} {ln['event_id']}" for ln in links)
+        print(f"{r.event.time}  {r.event.id:<10} {r.path:<7} {r.score:6.3f}  {r.event.text()[:100]}{tail}")
+    if not got:
+        print("(nothing before this event)")
+    return 0

@@ -1,0 +1,156 @@
+"""Public API of memory: open_memory(cfg, store, user_id) -> Memory (add, add_many, retrieve, close)."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from pathlib import Path
+from typing import Iterable, Optional
+
+import numpy as np
+
+from core.formats import Event
+from core.recall import Recalled
+from memory.construct import build_constructor
+from memory.construct.base import Candidate
+from memory.index import VectorIndex
+from memory.store import Built, Store
+
+log = logging.getLogger(__name__)
+_CONSTRUCTORS: dict[str, object] = {}  # models stay loaded process-wide: the benchmark opens one memory per timeline
+
+
+def _constructor(cfg):
+    key = cfg.memory.embedder.model_dump_json() + cfg.memory.construction.model_dump_json()
+    if key not in _CONSTRUCTORS:
+        _CONSTRUCTORS[key] = build_constructor(cfg)
+    return _CONSTRUCTORS[key]
+
+
+def user_dir_name(user_id: str) -> str:
+    """A file-system-safe folder per user; the hash keeps "a/b" and "a_b" apart."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]", "_", user_id)[:40]
+    return f"{slug}-{hashlib.sha1(user_id.encode()).hexdigest()[:8]}"
+
+
+class Memory:
+    def __init__(self, cfg, store: Optional[Path], user_id: str, constructor=None):
+        if not user_id:
+            raise ValueError("memory needs a user id")
+        self.cfg, self.user = cfg, user_id
+        self.constructor = constructor if constructor is not None else _constructor(cfg)
+        self.store = Store(store)
+        idx_dir = None if store is None else Path(store) / "index" / user_dir_name(user_id)
+        dim_c = self.constructor.content.dim
+        dim_q = self.constructor.cue.dim
+        self.content = VectorIndex(self.store, user_id, "facts", dim_c, cfg.memory.index,
+                                   None if idx_dir is None else idx_dir / "content.faiss")
+        self.cues = VectorIndex(self.store, user_id, "cues", dim_q, cfg.memory.index,
+                                None if idx_dir is None else idx_dir / "cue.faiss")
+
+    # -- writing --------------------------------------------------------------------------
+    def add(self, event: Event) -> None:
+        self.add_many([event])
+
+    def add_many(self, events: Iterable[Event], progress=None) -> int:
+        """Add events not yet stored (by id); returns how many were new. Committed batch by batch."""
+        fresh: dict[str, Event] = {}
+        for e in events:
+            if e.user_id and e.user_id != self.user:
+                raise ValueError(f"event {e.id!r} belongs to user {e.user_id!r}, not {self.user!r}")
+            fresh.setdefault(e.id, e)
+        known = self.store.known(self.user, fresh)
+        todo = sorted((e for i, e in fresh.items() if i not in known), key=lambda e: e.dt.timestamp())
+        bs = max(1, self.cfg.memory.construction.batch_size)
+        for s in range(0, len(todo), bs):
+            self._add_batch(todo[s:s + bs])
+            if progress is not None:
+                progress(len(todo[s:s + bs]))
+        self.save()
+        return len(todo)
+
+    def _add_batch(self, events: list[Event]) -> None:
+        built = self.constructor.extract(events)
+        pool: list[Built] = []
+        for b in built:
+            b.links = self.constructor.link(b, self._candidates(b, pool))
+            pool.append(b)
+        self.add_built(built)
+
+    def add_built(self, built: list[Built]) -> None:
+        """Commit constructed events, then index them (a crash in between is repaired by catch_up on open)."""
+        inserted = self.store.write(self.user, built)
+        self.content.add([i for ins in inserted for i in ins.fact_ids], [v for ins in inserted for v in ins.fact_vecs])
+        self.cues.add([i for ins in inserted for i in ins.cue_ids], [v for ins in inserted for v in ins.cue_vecs])
+
+    def _candidates(self, b: Built, pool: list[Built]) -> list[Candidate]:
+        """Top-m earlier events by content similarity: stored ones via the index, plus this batch's."""
+        m = self.cfg.memory.construction.link_candidates
+        best: dict[str, tuple[float, str]] = {}
+        hits = self.content.search(b.vec, m * 4)
+        rows = self.store.rows(self.user, "facts", [i for i, _ in hits])
+        for fid, score in hits:
+            if fid in rows:
+                ev, text, ts = rows[fid]
+                if ts < b.ts and ev != b.event.id and (ev not in best or best[ev][0] < score):
+                    best[ev] = (score, text)
+        local = {p.event.id: p for p in pool if p.ts < b.ts}
+        for p in local.values():
+            for text, vec in p.facts:
+                s = float(np.dot(vec, b.vec))
+                if p.event.id not in best or best[p.event.id][0] < s:
+                    best[p.event.id] = (s, text)
+        top = sorted(best.items(), key=lambda kv: -kv[1][0])[:m]
+        stored_ids = [ev for ev, _ in top if ev not in local]
+        stored = self.store.events(self.user, stored_ids)
+        vecs = self.store.event_vecs(self.user, stored_ids, self.content.dim)
+        out = []
+        for ev, (score, text) in top:
+            if ev in local:
+                out.append(Candidate(local[ev].event, local[ev].vec, text, score))
+            elif ev in stored:
+                out.append(Candidate(stored[ev][0], vecs[ev], text, score))
+        return out
+
+    def save(self) -> None:
+        self.content.save()
+        self.cues.save()
+
+    # -- reading --------------------------------------------------------------------------
+    def retrieve(self, current: Event, k: int | None = None, vectors=None) -> list[Recalled]:
+        """vectors: optional (content, cue) query vectors already computed for `current`."""
+        from memory.retrieve import retrieve
+
+        return retrieve(self, current, k, vectors)
+
+    def check(self) -> dict:
+        """Index/store consistency, for tests and `promem remember` reports."""
+        return {
+            "events": self.store.count(self.user, "events"),
+            "facts": self.store.count(self.user, "facts"),
+            "content_index": self.content.ntotal,
+            "event_cues": self.store.count(self.user, "cues", "event"),
+            "cue_index": self.cues.ntotal,
+            "links": self.store.count(self.user, "links"),
+            "intentions": self.store.count(self.user, "intentions"),
+        }
+
+    def close(self) -> None:
+        try:
+            self.save()
+        finally:
+            self.store.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_memory(cfg, store: str | Path | None, user_id: str, constructor=None) -> Memory:
+    """A user's memory in store folder `store` (None: a private in-memory store, gone on close).
+
+    constructor: an already built constructor (default: the configured one, shared process-wide).
+    """
+    return Memory(cfg, None if store is None else Path(store), user_id, constructor)

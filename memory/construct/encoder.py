@@ -1,0 +1,61 @@
+"""CPU construction: facts from the event's own text, a trained cue encoder, a trained linker."""
+from __future__ import annotations
+
+import numpy as np
+
+from core.formats import Event
+from core.providers import build_embedder
+from memory.construct import artifacts
+from memory.construct.base import Candidate, time_cues
+from memory.construct.features import intent_features, pair_features
+from memory.facts import event_facts
+from memory.store import Built, NewCue, NewLink
+
+# Same-topic later events that are not state changes; high, because every link takes a retrieval slot.
+DEVELOPMENT_COS = 0.75
+
+
+class EncoderConstructor:
+    def __init__(self, cfg):
+        c = cfg.memory.construction
+        self.content = build_embedder(cfg.memory.embedder)
+        self.cue = artifacts.cue_encoder(c.cue_encoder, cfg.memory.embedder)
+        self.linker = artifacts.linker(c.linker)
+        self.threshold = c.link_threshold if c.link_threshold is not None else (
+            self.linker["threshold"] if self.linker else 1.0)
+
+    def extract(self, events: list[Event]) -> list[Built]:
+        facts = [event_facts(e) for e in events]
+        texts = [e.text() for e in events]
+        flat = [f for fs in facts for f in fs]
+        # one encode call per model for the whole batch: per-call overhead dominates short texts
+        vecs = self.content.encode(texts + flat)
+        ev_vecs, fact_vecs = vecs[:len(events)], vecs[len(events):]
+        cue_vecs = self.cue.encode(texts)
+        intent = None
+        if self.linker and self.linker.get("intent") is not None:
+            intent = self.linker["intent"].predict_proba(intent_features(ev_vecs))[:, 1]
+        out, i = [], 0
+        for n, (e, fs) in enumerate(zip(events, facts)):
+            b = Built(event=e, ts=e.dt.timestamp(), vec=ev_vecs[n])
+            b.facts = [(f, fact_vecs[i + j]) for j, f in enumerate(fs)]
+            i += len(fs)
+            # the event cue: the situation in the cue space, where later opportunities land near it
+            b.cues = [NewCue("event", texts[n], cue_vecs[n])] + time_cues(e)
+            if intent is not None and intent[n] >= 0.5:
+                b.intentions = [(texts[n], float(intent[n]))]
+            out.append(b)
+        return out
+
+    def link(self, built: Built, candidates: list[Candidate]) -> list[NewLink]:
+        if not candidates or self.linker is None:
+            return []
+        earlier = np.vstack([c.vec for c in candidates])
+        p = self.linker["state_change"].predict_proba(pair_features(earlier, np.tile(built.vec, (len(candidates), 1))))[:, 1]
+        links = []
+        for c, prob in zip(candidates, p):
+            if prob >= self.threshold:
+                links.append(NewLink(c.event.id, "state_change", float(prob)))
+            elif float(np.dot(c.vec, built.vec)) >= DEVELOPMENT_COS:
+                links.append(NewLink(c.event.id, "development", float(np.dot(c.vec, built.vec))))
+        return links

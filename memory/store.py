@@ -1,0 +1,246 @@
+"""SQLite store (WAL): the source of truth for events, facts, cues, links and intentions, per user.
+
+Every query names its user, so one user's rows are never returned for another. Vectors are
+kept beside their text, so the FAISS indexes can be rebuilt from here without re-embedding.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional
+
+import numpy as np
+
+from core.formats import Event
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, created REAL DEFAULT (unixepoch('subsec')));
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL, id TEXT NOT NULL, ts REAL NOT NULL,
+    json TEXT NOT NULL, error TEXT, UNIQUE (user_id, id));
+CREATE INDEX IF NOT EXISTS events_ts ON events (user_id, ts);
+CREATE TABLE IF NOT EXISTS facts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL, event_id TEXT NOT NULL,
+    text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS facts_user ON facts (user_id, id);
+CREATE TABLE IF NOT EXISTS cues (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL, event_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('event', 'time')), text TEXT NOT NULL,
+    start_ts REAL, end_ts REAL);
+-- vectors live apart from the rows retrieval reads, so those stay small and cached
+CREATE TABLE IF NOT EXISTS event_vecs (user_id TEXT NOT NULL, id TEXT NOT NULL, vec BLOB NOT NULL,
+    PRIMARY KEY (user_id, id));
+CREATE TABLE IF NOT EXISTS fact_vecs (id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS cue_vecs (id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS cues_user ON cues (user_id, kind, id);
+CREATE INDEX IF NOT EXISTS cues_time ON cues (user_id, kind, start_ts, end_ts);
+CREATE TABLE IF NOT EXISTS links (
+    user_id TEXT NOT NULL, src_event TEXT NOT NULL, dst_event TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('state_change', 'development')), score REAL NOT NULL,
+    PRIMARY KEY (user_id, src_event, dst_event));
+CREATE INDEX IF NOT EXISTS links_dst ON links (user_id, dst_event);
+CREATE TABLE IF NOT EXISTS intentions (
+    user_id TEXT NOT NULL, event_id TEXT NOT NULL, text TEXT NOT NULL, score REAL NOT NULL,
+    status TEXT NOT NULL DEFAULT 'open', resolved_by TEXT, PRIMARY KEY (user_id, event_id, text));
+"""
+
+DB_NAME = "memory.sqlite"
+
+
+def to_blob(v: np.ndarray) -> bytes:
+    return np.ascontiguousarray(v, dtype=np.float32).tobytes()
+
+
+def from_blobs(blobs: list[bytes], dim: int) -> np.ndarray:
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+
+
+@dataclass
+class NewCue:
+    kind: str  # "event" | "time"
+    text: str
+    vec: Optional[np.ndarray] = None  # event cues: vector in the cue space
+    start_ts: Optional[float] = None  # time cues: window [start, end)
+    end_ts: Optional[float] = None
+
+
+@dataclass
+class NewLink:
+    src_event: str  # the earlier event
+    kind: str  # "state_change" | "development"
+    score: float
+
+
+@dataclass
+class Built:
+    """Everything construction derived from one event, written in one transaction."""
+
+    event: Event
+    ts: float
+    vec: np.ndarray  # the whole event in the content space (link candidates, features)
+    facts: list[tuple[str, np.ndarray]] = field(default_factory=list)
+    cues: list[NewCue] = field(default_factory=list)
+    links: list[NewLink] = field(default_factory=list)
+    intentions: list[tuple[str, float]] = field(default_factory=list)
+    error: Optional[str] = None  # construction failed; the event keeps its raw facts only
+
+
+@dataclass
+class Inserted:
+    fact_ids: list[int]
+    fact_vecs: list[np.ndarray]
+    cue_ids: list[int]
+    cue_vecs: list[np.ndarray]
+
+
+class Store:
+    def __init__(self, path: str | Path | None):
+        """path: a folder (created) holding memory.sqlite, or None for a private in-memory store."""
+        if path is None:
+            self.path = None
+            self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        else:
+            self.path = Path(path)
+            self.path.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path / DB_NAME, timeout=30, check_same_thread=False)
+            # WAL + NORMAL: a killed process loses at most the transaction in flight, never a committed one.
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA cache_size=-65536")  # 64 MiB: the text rows of ~1e6 memories stay in cache
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writes ---------------------------------------------------------------------------
+    def known(self, user: str, ids: Iterable[str]) -> set[str]:
+        ids = list(ids)
+        out: set[str] = set()
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            q = f"SELECT id FROM events WHERE user_id=? AND id IN ({','.join('?' * len(chunk))})"
+            out.update(r[0] for r in self.db.execute(q, [user, *chunk]))
+        return out
+
+    def write(self, user: str, built: list[Built]) -> list[Inserted]:
+        """One transaction for the whole batch: after a crash it is either all there or absent."""
+        out = []
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO users (id) VALUES (?)", (user,))
+            for b in built:
+                cur = self.db.execute(
+                    "INSERT OR IGNORE INTO events (user_id, id, ts, json, error) VALUES (?,?,?,?,?)",
+                    (user, b.event.id, b.ts, json.dumps(b.event.dump(), ensure_ascii=False), b.error))
+                if cur.rowcount == 0:  # already stored (a rerun): nothing derived from it twice
+                    out.append(Inserted([], [], [], []))
+                    continue
+                self.db.execute("INSERT INTO event_vecs VALUES (?,?,?)", (user, b.event.id, to_blob(b.vec)))
+                ins = Inserted([], [], [], [])
+                for text, vec in b.facts:
+                    c = self.db.execute("INSERT INTO facts (user_id, event_id, text) VALUES (?,?,?)",
+                                        (user, b.event.id, text))
+                    self.db.execute("INSERT INTO fact_vecs VALUES (?,?)", (c.lastrowid, to_blob(vec)))
+                    ins.fact_ids.append(c.lastrowid)
+                    ins.fact_vecs.append(vec)
+                for cue in b.cues:
+                    c = self.db.execute(
+                        "INSERT INTO cues (user_id, event_id, kind, text, start_ts, end_ts) VALUES (?,?,?,?,?,?)",
+                        (user, b.event.id, cue.kind, cue.text, cue.start_ts, cue.end_ts))
+                    if cue.kind == "event":
+                        self.db.execute("INSERT INTO cue_vecs VALUES (?,?)", (c.lastrowid, to_blob(cue.vec)))
+                        ins.cue_ids.append(c.lastrowid)
+                        ins.cue_vecs.append(cue.vec)
+                for ln in b.links:
+                    self.db.execute("INSERT OR REPLACE INTO links VALUES (?,?,?,?,?)",
+                                    (user, ln.src_event, b.event.id, ln.kind, ln.score))
+                    if ln.kind == "state_change":
+                        self.db.execute("UPDATE intentions SET status='resolved', resolved_by=? "
+                                        "WHERE user_id=? AND event_id=?", (b.event.id, user, ln.src_event))
+                for text, score in b.intentions:
+                    self.db.execute("INSERT OR IGNORE INTO intentions (user_id, event_id, text, score) VALUES (?,?,?,?)",
+                                    (user, b.event.id, text, score))
+                out.append(ins)
+        return out
+
+    # -- reads ----------------------------------------------------------------------------
+    def count(self, user: str, table: str, kind: str | None = None) -> int:
+        assert table in ("events", "facts", "cues", "links", "intentions")
+        if kind:
+            return self.db.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id=? AND kind=?", (user, kind)).fetchone()[0]
+        return self.db.execute(f"SELECT COUNT(*) FROM {table} WHERE user_id=?", (user,)).fetchone()[0]
+
+    def max_id(self, user: str, table: str) -> int:
+        q = {"facts": "SELECT MAX(id) FROM facts WHERE user_id=?",
+             "cues": "SELECT MAX(id) FROM cues WHERE user_id=? AND kind='event'"}[table]
+        return self.db.execute(q, (user,)).fetchone()[0] or 0
+
+    def vectors_after(self, user: str, table: str, after: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, vectors) of the rows an index has not seen yet."""
+        q = {"facts": "SELECT t.id, v.vec FROM facts t CROSS JOIN fact_vecs v ON v.id=t.id "
+                      "WHERE t.user_id=? AND t.id>? ORDER BY t.id",
+             "cues": "SELECT t.id, v.vec FROM cues t CROSS JOIN cue_vecs v ON v.id=t.id "
+                     "WHERE t.user_id=? AND t.kind='event' AND t.id>? ORDER BY t.id"}[table]
+        rows = self.db.execute(q, (user, after)).fetchall()
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        return ids, from_blobs([r[1] for r in rows], dim)
+
+    def rows(self, user: str, table: str, ids: Iterable[int]) -> dict[int, tuple[str, str, float]]:
+        """id -> (event_id, text, event ts) for facts or cues of this user only."""
+        ids = [int(i) for i in ids]
+        if not ids:
+            return {}
+        # Hits are fetched by primary key: left to itself the planner walked the user's whole cue
+        # index (13 ms per query at 100,000 memories); CROSS JOIN keeps the hits as the outer loop.
+        q = (f"SELECT t.id, t.event_id, t.text, e.ts FROM {table} t CROSS JOIN events e "
+             f"ON e.user_id=t.user_id AND e.id=t.event_id "
+             f"WHERE t.id IN ({','.join('?' * len(ids))}) AND +t.user_id=?")  # "+": rowid lookups, not a user scan
+        return {r[0]: (r[1], r[2], r[3]) for r in self.db.execute(q, [*ids, user])}
+
+    def time_cues_at(self, user: str, ts: float, max_window_s: float) -> list[tuple[str, str, float]]:
+        """(event_id, text, event ts) of time cues whose window contains ts, narrowest window first.
+
+        Windows are at most max_window_s long, so only starts within that span before ts can match:
+        the bound turns a scan of every time cue into an index range.
+        """
+        q = ("SELECT c.event_id, c.text, e.ts FROM cues c CROSS JOIN events e ON e.user_id=c.user_id AND e.id=c.event_id "
+             "WHERE c.user_id=? AND c.kind='time' AND c.start_ts<=? AND c.start_ts>=? AND c.end_ts>? "
+             "ORDER BY c.end_ts - c.start_ts, e.ts DESC")
+        return self.db.execute(q, (user, ts, ts - max_window_s, ts)).fetchall()
+
+    def events(self, user: str, ids: Iterable[str]) -> dict[str, tuple[Event, float]]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        q = f"SELECT id, json, ts FROM events WHERE user_id=? AND id IN ({','.join('?' * len(ids))})"
+        return {r[0]: (Event.model_validate(json.loads(r[1])), r[2]) for r in self.db.execute(q, [user, *ids])}
+
+    def event_vecs(self, user: str, ids: Iterable[str], dim: int) -> dict[str, np.ndarray]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        q = f"SELECT id, vec FROM event_vecs WHERE user_id=? AND id IN ({','.join('?' * len(ids))})"
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in self.db.execute(q, [user, *ids])}
+
+    def all_event_ids(self, user: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT id FROM events WHERE user_id=? ORDER BY ts, seq", (user,))]
+
+    def links_touching(self, user: str, event_ids: Iterable[str]) -> list[tuple[str, str, str, float]]:
+        """(src, dst, kind, score) of links from or to any of these events."""
+        ids = list(dict.fromkeys(event_ids))
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        q = (f"SELECT src_event, dst_event, kind, score FROM links WHERE user_id=? "
+             f"AND (src_event IN ({marks}) OR dst_event IN ({marks}))")
+        return self.db.execute(q, [user, *ids, *ids]).fetchall()
+
+    def intentions(self, user: str) -> list[tuple[str, str, float, str, Optional[str]]]:
+        return self.db.execute("SELECT event_id, text, score, status, resolved_by FROM intentions WHERE user_id=?",
+                               (user,)).fetchall()
+
+    def errors(self, user: str) -> list[tuple[str, str]]:
+        return self.db.execute("SELECT id, error FROM events WHERE user_id=? AND error IS NOT NULL", (user,)).fetchall()

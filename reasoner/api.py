@@ -1,0 +1,29 @@
+"""The reasoner contract: (persona, recalled past, current event) -> Decision (FORMATS section 4).
+
+Backends register under kind "reasoner" and are chosen by cfg.reasoner.backend:
+  gate     the on-device gate trained here (CPU profile)
+  llm      a chat model (OpenAI-compatible endpoint or local transformers + peft)
+  cascade  the gate first; only moments it does not dismiss reach the LLM
+Every backend fills `retrieved` with the ids of `past` in the order given, and on model
+failure answers silence with an "error" key rather than raising.
+"""
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+from core import registry
+from core.formats import Decision, Event
+from core.recall import Recalled
+
+registry.register("reasoner", "gate", "reasoner.gate.reasoner:GateReasoner")
+registry.register("reasoner", "llm", "reasoner.llm_reasoner:LLMReasoner")
+registry.register("reasoner", "cascade", "reasoner.cascade:CascadeReasoner")
+
+
+class Reasoner(Protocol):
+    def decide(self, persona: str, past: Sequence[Recalled], current: Event) -> Decision: ...
+
+
+def build_reasoner(cfg) -> Reasoner:
+    """cfg: core.config.Config (the whole profile: backends read their own sections)."""
+    return registry.create("reasoner", cfg.reasoner.backend, cfg)

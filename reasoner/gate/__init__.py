@@ -1,0 +1,2 @@
+"""The on-device gate: a small MLP over MiniLM features of (recalled past event, current event,
+time gap) that scores "an unresolved intention from that past event is actionable now"."""

@@ -1,0 +1,107 @@
+"""The gate model: a small MLP over MiniLM pair features, saved as model.pt + meta.json."""
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from core.formats import Event
+from reasoner.gate.features import Featurizer, feature_dim
+
+META = "meta.json"
+WEIGHTS = "model.pt"
+_CACHE: dict[str, "GateModel"] = {}
+_LOCK = threading.Lock()
+
+
+class GateNotTrained(FileNotFoundError):
+    pass
+
+
+def build_mlp(in_dim: int, hidden: int, dropout: float = 0.3):
+    import torch
+
+    return torch.nn.Sequential(
+        torch.nn.Dropout(0.1), torch.nn.Linear(in_dim, hidden), torch.nn.ReLU(),
+        torch.nn.Dropout(dropout), torch.nn.Linear(hidden, 1),
+    )
+
+
+def default_embedder():
+    from core.config import EmbedderConfig
+    from core.providers import build_embedder
+
+    return build_embedder(EmbedderConfig())
+
+
+class GateModel:
+    def __init__(self, mlp, embedder, meta: dict):
+        self.mlp = mlp.eval()
+        self.embedder = embedder
+        self.meta = meta
+        self.featurizer = Featurizer(embedder.encode)
+
+    @classmethod
+    def fresh(cls, hidden: int, embedder=None) -> "GateModel":
+        embedder = embedder or default_embedder()
+        dim = feature_dim(embedder.dim)
+        return cls(build_mlp(dim, hidden), embedder, {"in_dim": dim, "hidden": hidden})
+
+    @classmethod
+    def load(cls, path: str | Path) -> "GateModel":
+        path = Path(path)
+        key = str(path.resolve())
+        with _LOCK:
+            if key in _CACHE:
+                return _CACHE[key]
+            if not (path / META).is_file() or not (path / WEIGHTS).is_file():
+                raise GateNotTrained(f"no trained gate at {path} (needs {META} and {WEIGHTS}); "
+                                     f"run `promem train gate` first")
+            import torch
+
+            meta = json.loads((path / META).read_text(encoding="utf-8"))
+            mlp = build_mlp(meta["in_dim"], meta["hidden"])
+            mlp.load_state_dict(torch.load(path / WEIGHTS, map_location="cpu", weights_only=True))
+            _CACHE[key] = cls(mlp, default_embedder(), meta)
+            return _CACHE[key]
+
+    @property
+    def threshold(self) -> float | None:
+        return self.meta.get("threshold")
+
+    def score_features(self, feats: np.ndarray) -> np.ndarray:
+        import torch
+
+        if len(feats) == 0:
+            return np.zeros(0, dtype=np.float32)
+        with torch.inference_mode():
+            return torch.sigmoid(self.mlp(torch.from_numpy(feats)).squeeze(-1)).numpy().reshape(-1)
+
+    def score(self, past: Sequence[Event], current: Event) -> np.ndarray:
+        """Probability per past event that an intention formed there is actionable at `current`."""
+        return self.score_features(self.featurizer.features(past, current))
+
+    def token_count(self, events: Sequence[Event]) -> int:
+        from reasoner.gate.features import event_line
+
+        tok = getattr(getattr(self.embedder, "model", None), "tokenizer", None)
+        texts = [event_line(e) for e in events]
+        if tok is None:
+            return sum(len(t) // 4 for t in texts)
+        return sum(len(ids) for ids in tok(texts, truncation=True, max_length=256)["input_ids"])
+
+    def save(self, path: str | Path, meta: dict) -> None:
+        import torch
+
+        from core.jsonio import atomic_write_json
+
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        torch.save(self.mlp.state_dict(), path / WEIGHTS)
+        self.meta = {**self.meta, **meta}
+        atomic_write_json(path / META, self.meta)  # last: its presence marks a complete artifact
+        with _LOCK:
+            _CACHE.pop(str(path.resolve()), None)

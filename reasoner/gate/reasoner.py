@@ -1,0 +1,91 @@
+"""The gate as a reasoner (CPU profile): score each recalled event against the moment; speak
+when the best score clears the calibrated threshold, with a message composed from the evidence.
+
+The linker's state-change links are applied before scoring: an intention with a state change
+is never pushed, and the event that changed it is not itself a fresh intention.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from core.config import resolve_path
+from core.formats import Decision, Event
+from core.recall import Recalled
+from reasoner.gate.compose import compose_message
+from reasoner.gate.model import GateModel
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Scored:
+    candidates: list[Recalled]
+    scores: np.ndarray
+    resolved: list[str]  # recalled events dismissed because a state change resolved them
+    tokens: int
+
+    @property
+    def best(self) -> float:
+        return float(self.scores.max()) if len(self.scores) else 0.0
+
+
+def split_resolved(past: Sequence[Recalled]) -> tuple[list[Recalled], list[str]]:
+    """(open candidates, ids dismissed): drops resolved intentions and the events that resolved them."""
+    changers = {link.event_id for r in past for link in r.links if link.kind == "state_change"}
+    open_, dismissed = [], []
+    for r in past:
+        if r.event.id in changers or any(link.kind == "state_change" for link in r.links):
+            dismissed.append(r.event.id)
+        else:
+            open_.append(r)
+    return open_, dismissed
+
+
+class GateScorer:
+    """Scores (recalled event, moment) pairs; shared by the gate reasoner and the cascade."""
+
+    def __init__(self, cfg):
+        self.gcfg = cfg.reasoner.gate
+        self.model = GateModel.load(resolve_path(self.gcfg.path))
+        cal = self.model.threshold
+        self.threshold = float(cal) if (cal is not None and self.gcfg.use_calibrated) else self.gcfg.threshold
+
+    def score(self, past: Sequence[Recalled], current: Event) -> Scored:
+        earlier = [r for r in past if r.event.id != current.id and r.event.dt <= current.dt]
+        open_, dismissed = split_resolved(earlier)
+        # Bounded work per moment: the best-recalled candidates first (stable, so ties keep the given order).
+        cands = sorted(open_, key=lambda r: -r.score)[: self.gcfg.max_candidates]
+        events = [r.event for r in cands]
+        scores = self.model.score(events, current)
+        return Scored(cands, scores, dismissed, self.model.token_count([*events, current]) if events else 0)
+
+
+class GateReasoner:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.scorer = GateScorer(cfg)
+
+    @property
+    def threshold(self) -> float:
+        return self.scorer.threshold
+
+    def decide(self, persona: str, past: Sequence[Recalled], current: Event) -> Decision:
+        t0 = time.perf_counter()
+        retrieved = [r.event.id for r in past]
+        s = self.scorer.score(past, current)
+        ranked = sorted(zip(s.candidates, s.scores), key=lambda x: -x[1])
+        fired = [(r, float(sc)) for r, sc in ranked if sc >= self.threshold][: self.cfg.reasoner.gate.max_evidence]
+        extra = {"llm_called": False, "context_tokens": s.tokens, "gate_score": round(s.best, 4)}
+        if s.resolved:
+            extra["resolved"] = s.resolved
+        timing = {"reason": (time.perf_counter() - t0) * 1000}
+        if not fired:
+            return Decision(event_id=current.id, assist=False, retrieved=retrieved, timing_ms=timing, **extra)
+        evidence = [r.event for r, _ in fired]
+        return Decision(event_id=current.id, assist=True, message=compose_message(evidence, current),
+                        evidence=[e.id for e in evidence], retrieved=retrieved, timing_ms=timing, **extra)

@@ -1,0 +1,109 @@
+"""Over-proactivity guard for the online loop.
+
+An intention is keyed by the event it formed at (a decision's evidence). Once raised it is
+parked: it is not raised again within cfg.reasoner.cooldown_hours, and after that only if
+something new about it was recorded since (a "development" link after the raise). A state
+change resolves it for good, and an intention older than intention_ttl_hours expires. The
+state is a small JSON file in the store, so a rerun keeps it.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from core.formats import Decision, Event
+from core.jsonio import atomic_write_json
+from core.recall import Recalled
+from core.timeutil import parse_time
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Tracked:
+    formed_at: str
+    raised_at: Optional[str] = None
+    times_raised: int = 0
+    resolved_by: Optional[str] = None
+    developments: list[str] | None = None  # times of later developments seen
+
+
+class Guard:
+    def __init__(self, cooldown_hours: float, ttl_hours: float, path: str | Path | None = None):
+        self.cooldown_s = cooldown_hours * 3600
+        self.ttl_s = ttl_hours * 3600
+        self.path = Path(path) if path else None
+        self.state: dict[str, Tracked] = {}
+        if self.path and self.path.is_file():
+            try:
+                raw = json.loads(self.path.read_text(encoding="utf-8"))
+                self.state = {k: Tracked(**v) for k, v in raw.items()}
+            except (ValueError, TypeError) as exc:
+                # A damaged guard file must not stop the loop; it only risks one repeated reminder.
+                log.warning("guard state %s unreadable (%s); starting fresh", self.path, exc)
+
+    def observe(self, past: Sequence[Recalled]) -> None:
+        """Record state changes and developments of tracked intentions that the memory links show."""
+        times = {r.event.id: r.event.time for r in past}
+        for r in past:
+            t = self.state.get(r.event.id)
+            if t is None:
+                continue
+            for link in r.links:
+                if link.kind == "state_change" and not t.resolved_by:
+                    t.resolved_by = link.event_id
+                elif link.kind == "development" and link.event_id in times:
+                    devs = t.developments or []
+                    if times[link.event_id] not in devs:
+                        t.developments = devs + [times[link.event_id]]
+
+    def blocked(self, event: Event, now: Event) -> Optional[str]:
+        """Why raising the intention formed at `event` now would be over-proactive, or None."""
+        age = (now.dt - event.dt).total_seconds()
+        if age > self.ttl_s:
+            return f"intention from {event.id} expired ({age / 3600:.0f} h old)"
+        t = self.state.get(event.id)
+        if t is None or t.raised_at is None:
+            return None
+        if t.resolved_by:
+            return f"intention from {event.id} was resolved by {t.resolved_by}"
+        since = (now.dt - parse_time(t.raised_at)).total_seconds()
+        if since < self.cooldown_s:
+            return f"intention from {event.id} was raised {since / 3600:.1f} h ago (cooldown {self.cooldown_s / 3600:g} h)"
+        raised = parse_time(t.raised_at)
+        if not any(parse_time(d) > raised for d in (t.developments or [])):
+            return f"intention from {event.id} already raised; waiting for a state change or expiry"
+        return None
+
+    def apply(self, decision: Decision, past: Sequence[Recalled], current: Event) -> Decision:
+        """Pass the decision through, silenced (with a "guard" key) when every evidence is blocked."""
+        self.observe(past)
+        if not decision.assist:
+            return decision
+        by_id = {r.event.id: r.event for r in past}
+        evidence = [by_id[e] for e in decision.evidence if e in by_id]
+        if not evidence:
+            return decision  # nothing to key on: the guard cannot tell repeats apart
+        reasons = {e.id: self.blocked(e, current) for e in evidence}
+        open_ = [e for e in evidence if reasons[e.id] is None]
+        if not open_:
+            why = "; ".join(r for r in reasons.values() if r)
+            log.info("event %s: guard keeps silent: %s", current.id, why)
+            return decision.model_copy(update={"assist": False, "message": None, "guard": why,
+                                               "suppressed_message": decision.message})
+        for e in open_:
+            t = self.state.setdefault(e.id, Tracked(formed_at=e.time))
+            t.raised_at = current.time
+            t.times_raised += 1
+        self.save()
+        if len(open_) < len(evidence):
+            return decision.model_copy(update={"evidence": [e.id for e in open_],
+                                               "guard": "; ".join(r for r in reasons.values() if r)})
+        return decision
+
+    def save(self) -> None:
+        if self.path:
+            atomic_write_json(self.path, {k: asdict(v) for k, v in self.state.items()})

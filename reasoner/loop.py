@@ -1,0 +1,100 @@
+"""The online decision loop: at each event, in time order, decide from memory of the past, then
+remember the event. Decisions are appended to a JSON Lines file as they are made, so an
+interrupted run resumes where it stopped (events already decided are skipped).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from core.formats import Decision, Event, Profile
+from core.jsonio import LineError, append_jsonl, iter_jsonl
+from reasoner.guard import Guard
+
+log = logging.getLogger(__name__)
+
+
+def decided_ids(path: Path) -> set[str]:
+    """Event ids already decided in an output file; a partial last line (a crash) is ignored."""
+    if not path.is_file():
+        return set()
+    done = set()
+    for no, obj in iter_jsonl(path):
+        if isinstance(obj, LineError):
+            log.warning("%s; that decision will be made again", obj)
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("event_id"), str):
+            done.add(obj["event_id"])
+    return done
+
+
+def _repair_tail(path: Path) -> None:
+    """Drop a half-written last line left by a crash, so the next append starts on a fresh line."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        path.write_bytes(data[:cut])
+        log.warning("%s: dropped an incomplete last line from an interrupted run", path)
+
+
+class DecisionLoop:
+    def __init__(self, cfg, memory, reasoner, persona: str = "", guard: Optional[Guard] = None):
+        self.cfg = cfg
+        self.memory = memory
+        self.reasoner = reasoner
+        self.persona = persona
+        self.guard = guard or Guard(cfg.reasoner.cooldown_hours, cfg.reasoner.intention_ttl_hours)
+
+    def step(self, event: Event) -> Decision:
+        """Decide at `event` from memory of the past (the event itself is remembered afterwards)."""
+        t0 = time.perf_counter()
+        past = self.memory.retrieve(event)
+        t_retrieve = (time.perf_counter() - t0) * 1000
+        decision = self.reasoner.decide(self.persona, past, event)
+        decision = self.guard.apply(decision, past, event)
+        decision.timing_ms = {"retrieve": round(t_retrieve, 2),
+                              **{k: round(v, 2) for k, v in decision.timing_ms.items()}}
+        return decision
+
+    def run(self, events: Iterable[Event], out: str | Path,
+            on_decision: Optional[Callable[[Event, Decision], None]] = None, progress: bool = True) -> dict:
+        """Walk events in time order; returns counts {decided, skipped, assist, errors}."""
+        from tqdm import tqdm
+
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _repair_tail(out)
+        done = decided_ids(out)
+        ordered = sorted(events, key=lambda e: (e.dt, e.id))
+        counts = {"decided": 0, "skipped": 0, "assist": 0, "errors": 0}
+        for event in tqdm(ordered, desc="decide", unit="event", disable=not progress):
+            if event.id in done:
+                # Decided before an interruption; make sure memory holds it (add is idempotent).
+                self.memory.add(event)
+                counts["skipped"] += 1
+                continue
+            decision = self.step(event)
+            append_jsonl(out, decision.dump())
+            self.memory.add(event)
+            counts["decided"] += 1
+            counts["assist"] += int(decision.assist)
+            counts["errors"] += int("error" in (decision.model_extra or {}))
+            if on_decision:
+                on_decision(event, decision)
+        return counts
+
+
+def load_profile(path: str | Path | None) -> Profile:
+    if not path:
+        return Profile()
+    import json
+
+    p = Path(path)
+    try:
+        return Profile.model_validate(json.loads(p.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{p}: cannot read profile: {exc}") from None

@@ -1,0 +1,133 @@
+"""One session per user: that user's memory, the online decision loop over it, and its files.
+
+Per user, under STORE/serve/<user folder>/: decisions.jsonl (every decision made, appended as
+made: a retried event is answered from it, not decided twice), guard.json (the loop's
+over-proactivity state) and profile.json (the persona). The memory itself lives in the shared
+memory store STORE, kept apart per user by memory.api.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Optional, Sequence
+
+from core.formats import Decision, Event, Profile
+from core.jsonio import LineError, append_jsonl, atomic_write_json, iter_jsonl
+from memory.api import open_memory, user_dir_name
+from reasoner.guard import Guard
+from reasoner.loop import DecisionLoop, _repair_tail
+
+log = logging.getLogger(__name__)
+USER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$")
+
+
+def check_user_id(user_id: str) -> Optional[str]:
+    """Why a user id is not acceptable, or None."""
+    if not USER_ID_RE.match(user_id or ""):
+        return ("path parameter 'user_id' must be 1-128 characters of letters, digits and _ . @ : -, "
+                f"starting with a letter or digit; got {user_id!r}")
+    return None
+
+
+class UserSession:
+    def __init__(self, cfg, store: Path, user_id: str, reasoner):
+        self.user = user_id
+        self.dir = store / "serve" / user_dir_name(user_id)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.dir / "decisions.jsonl"
+        self.profile_path = self.dir / "profile.json"
+        self.memory = open_memory(cfg, store, user_id)
+        guard = Guard(cfg.reasoner.cooldown_hours, cfg.reasoner.intention_ttl_hours, self.dir / "guard.json")
+        self.loop = DecisionLoop(cfg, self.memory, reasoner, persona=self._load_persona(), guard=guard)
+        _repair_tail(self.log_path)
+        self.decided: dict[str, dict] = {}
+        for no, obj in iter_jsonl(self.log_path) if self.log_path.is_file() else ():
+            if isinstance(obj, LineError):
+                log.warning("%s; that event will be decided again if sent again", obj)
+            elif isinstance(obj, dict) and isinstance(obj.get("event_id"), str):
+                self.decided[obj["event_id"]] = obj
+
+    def _load_persona(self) -> str:
+        if not self.profile_path.is_file():
+            return ""
+        try:
+            return Profile.model_validate(json.loads(self.profile_path.read_text(encoding="utf-8"))).persona
+        except ValueError as exc:
+            log.warning("%s unreadable (%s); serving user %r without a persona", self.profile_path, exc, self.user)
+            return ""
+
+    def set_profile(self, profile: Profile) -> None:
+        atomic_write_json(self.profile_path, profile.dump())
+        self.loop.persona = profile.persona
+
+    def ingest(self, events: Sequence[Event]) -> dict[str, dict]:
+        """Decide at each event in time order from memory of the past, then remember it (the online
+        loop's order). Returns {event id: decision}; an event decided before gets its old decision."""
+        out: dict[str, dict] = {}
+        for event in sorted(events, key=lambda e: (e.dt, e.id)):
+            if event.id in out:
+                continue
+            if event.id in self.decided:
+                self.memory.add(event)  # idempotent; repairs a crash between the decision and the add
+                out[event.id] = self.decided[event.id]
+                continue
+            decision: Decision = self.loop.step(event)
+            row = decision.dump()
+            append_jsonl(self.log_path, row)
+            self.memory.add(event)
+            self.decided[event.id] = row
+            out[event.id] = row
+        return out
+
+    def recall(self, event_id: str, k: Optional[int] = None):
+        """What memory hands the reasoner at a remembered event; None if the event is not this user's."""
+        found = self.memory.store.events(self.user, [event_id])
+        if event_id not in found:
+            return None
+        return self.memory.retrieve(found[event_id][0], k)
+
+    def close(self) -> None:
+        self.memory.close()
+
+
+class Sessions:
+    """Sessions opened on first use; at most max_open of them stay open, the least recently used
+    is closed (everything it holds is on disk, so reopening it loses nothing).
+
+    Callers use a session on the same thread that gets it (the app's single worker), so a
+    session is never closed while in use."""
+
+    def __init__(self, cfg, store: Path, reasoner, max_open: int = 64):
+        self.cfg, self.store, self.reasoner = cfg, Path(store), reasoner
+        self.max_open = max(1, max_open)
+        self.store.mkdir(parents=True, exist_ok=True)
+        self._open: OrderedDict[str, UserSession] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, user_id: str) -> UserSession:
+        with self._lock:
+            if user_id in self._open:
+                self._open.move_to_end(user_id)
+                return self._open[user_id]
+            session = UserSession(self.cfg, self.store, user_id, self.reasoner)
+            self._open[user_id] = session
+            while len(self._open) > self.max_open:
+                _, old = self._open.popitem(last=False)
+                old.close()
+            return session
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def close(self) -> None:
+        with self._lock:
+            for s in self._open.values():
+                try:
+                    s.close()
+                except Exception as exc:  # one user's failing close must not keep the others open
+                    log.warning("closing the memory of user %r failed: %s", s.user, exc)
+            self._open.clear()

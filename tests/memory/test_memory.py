@@ -1,0 +1,144 @@
+"""Store + indexes + retrieval through the public API (real SQLite, real FAISS, real MiniLM)."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from core.formats import Event
+from memory.api import open_memory, user_dir_name
+from memory.construct.artifacts import MissingArtifact
+
+
+def past(inst):
+    return [e for e in inst.events if e.id != inst.decision_event]
+
+
+def by_id(instances, iid):
+    return next(i for i in instances if i.id == iid)
+
+
+def test_state_change_brings_formation_and_change_in_time_order(cfg, instances):
+    for inst in instances:
+        if inst.variant != "state_change":
+            continue
+        it = inst.intentions[0]
+        with open_memory(cfg, None, "u1") as mem:
+            mem.add_many(past(inst))
+            got = mem.retrieve(inst.event(inst.decision_event))
+        ids = [r.event.id for r in got]
+        assert it.formation in ids and it.state_change in ids, (inst.id, ids)
+        form = next(r for r in got if r.event.id == it.formation)
+        assert any(ln.event_id == it.state_change and ln.kind == "state_change" for ln in form.links)
+        assert len(ids) == len(set(ids)) <= cfg.memory.retrieval.k
+        times = [r.event.dt for r in got]
+        assert times == sorted(times)
+        dec = inst.event(inst.decision_event)
+        assert all(t < dec.dt for t in times)
+        assert {r.path for r in got} <= {"content", "cue", "time", "link"}
+
+
+def test_only_past_events_even_when_memory_holds_later_ones(cfg, instances):
+    inst = by_id(instances, "leisure-92-state_change")
+    with open_memory(cfg, None, "u1") as mem:
+        mem.add_many(inst.events)  # the whole timeline, decision moment included
+        mid = inst.event(inst.intentions[0].state_change)
+        got = mem.retrieve(mid)
+    assert got and all(r.event.dt < mid.dt for r in got)
+    # the state change is in the future of this moment: no link may reveal it
+    assert all(ln.event_id != mid.id for r in got for ln in r.links)
+
+
+def test_add_is_idempotent_by_event_id(cfg, instances, tmp_path):
+    inst = instances[0]
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        assert mem.add_many(past(inst)) == len(past(inst))
+        before = mem.check()
+        assert mem.add_many(past(inst)) == 0
+        mem.add(past(inst)[0])
+        assert mem.check() == before
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        assert mem.add_many(past(inst)) == 0
+        assert mem.check() == before
+
+
+def test_users_never_see_each_other(cfg, instances, tmp_path):
+    a, b = by_id(instances, "shopping-91-state_change"), by_id(instances, "leisure-92-positive")
+    with open_memory(cfg, tmp_path, "alice") as m:
+        m.add_many(past(a))
+    with open_memory(cfg, tmp_path, "bob") as m:
+        m.add_many(past(b))
+    # alice asks with bob's decision moment (and ids that exist in both timelines): only alice's events
+    with open_memory(cfg, tmp_path, "alice") as m:
+        got = m.retrieve(b.event(b.decision_event).model_copy(update={"time": "2027-01-01T00:00:00+00:00"}), k=50)
+        alice_texts = {e.text() for e in a.events}
+        assert got and all(r.event.text() in alice_texts for r in got)
+        assert m.check()["events"] == len(past(a))
+    with open_memory(cfg, tmp_path, "carol") as m:
+        assert m.retrieve(a.event(a.decision_event)) == []
+    with pytest.raises(ValueError, match="belongs to user"):
+        with open_memory(cfg, tmp_path, "bob") as m:
+            m.add(Event(id="x1", time="2026-01-01T00:00:00Z", visual="hi there", user_id="alice"))
+
+
+def consistent(mem):
+    c = mem.check()
+    return c["content_index"] == c["facts"] and c["cue_index"] == c["event_cues"]
+
+
+def test_index_rebuilt_when_missing_behind_or_damaged(cfg, instances, tmp_path):
+    inst = by_id(instances, "shopping-91-state_change")
+    events = past(inst)
+    idx = tmp_path / "index" / user_dir_name("u1")
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        mem.add_many(events[:10])
+    old = {p.name: p.read_bytes() for p in idx.iterdir()}
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        mem.add_many(events[10:])
+        want = [r.event.id for r in mem.retrieve(inst.event(inst.decision_event))]
+        full = mem.check()
+    for name, raw in old.items():  # an index file from before the last batch: behind the store
+        (idx / name).write_bytes(raw)
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        assert consistent(mem) and mem.check() == full
+        assert [r.event.id for r in mem.retrieve(inst.event(inst.decision_event))] == want
+    shutil.rmtree(idx)  # missing
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        assert consistent(mem) and mem.check() == full
+    (idx / "content.faiss").write_bytes(b"garbage")  # damaged
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        assert consistent(mem) and mem.check() == full
+        assert [r.event.id for r in mem.retrieve(inst.event(inst.decision_event))] == want
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "ivf"])
+def test_other_index_types(cfg, instances, tmp_path, kind):
+    cfg.memory.index.type = kind
+    cfg.memory.index.nlist = 1  # ivf trains once 39 x nlist vectors exist
+    inst = by_id(instances, "leisure-92-state_change")
+    other = [e.model_copy(update={"id": "x" + e.id}) for e in past(by_id(instances, "shopping-91-positive"))]
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        mem.add_many(past(inst))
+        mem.add_many(other)  # over 39 x nlist vectors: ivf trains its clusters here
+        assert mem.content.kind == kind
+        got = [r.event.id for r in mem.retrieve(inst.event(inst.decision_event))]
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        assert consistent(mem) and mem.content.kind == kind
+        assert [r.event.id for r in mem.retrieve(inst.event(inst.decision_event))] == got
+    assert inst.intentions[0].formation in got
+
+
+def test_missing_artifact_is_a_clear_error(cfg, tmp_path):
+    cfg.memory.construction.cue_encoder = str(tmp_path / "nowhere")
+    with pytest.raises(MissingArtifact, match="promem train cue-encoder"):
+        open_memory(cfg, None, "u1")
+
+
+def test_training_writes_versioned_artifacts(artifacts):
+    import json
+
+    for name in ("cue-encoder", "linker"):
+        meta = json.loads((artifacts / name / "meta.json").read_text())
+        assert meta["version"] >= 1 and meta["data_hash"] and "metrics" in meta
+    assert (artifacts / "cue-encoder" / "model").is_dir()
+    assert (artifacts / "linker" / "linker.joblib").is_file()

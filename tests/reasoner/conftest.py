@@ -1,0 +1,59 @@
+"""Fixtures for the reasoner tests: a tiny random Qwen3 (+ a real LoRA adapter), a real
+`transformers serve` OpenAI-compatible server on loopback, and a gate trained on the sample."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # tests.support is imported from the repository root
+    sys.path.insert(0, str(REPO))
+SAMPLE = REPO.parent / "shared" / "examples" / "cpmbench_sample.jsonl"
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def sample_instances():
+    from core.formats import Instance, read_records
+
+    good, bad = read_records(SAMPLE, Instance)
+    assert not bad and len(good) == 8
+    return [inst for _, inst in good]
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen(tmp_path_factory):
+    """(base model folder, LoRA adapter folder) for the tiny random Qwen3."""
+    import torch
+
+    from tests.support.tiny_qwen import save_tiny_lora_adapter, save_tiny_qwen3
+
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("tiny-qwen3")
+    base = save_tiny_qwen3(root / "base")
+    adapter = save_tiny_lora_adapter(base, root / "adapter")
+    return base, adapter
+
+
+@pytest.fixture(scope="session")
+def qwen_server(tiny_qwen, tmp_path_factory):
+    """`transformers serve` pinned to the tiny Qwen3 on a free loopback port."""
+    from tests.support.llm_server import transformers_serve
+
+    with transformers_serve(tiny_qwen[0], tmp_path_factory.mktemp("serve") / "serve.log") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def trained_gate(sample_instances, tmp_path_factory):
+    """A gate trained briefly on the 8 sample instances: (folder, meta)."""
+    from training.recipes.gate import load_recipe, train
+
+    out = tmp_path_factory.mktemp("gate") / "gate"
+    recipe = load_recipe(epochs=40, held_out=0.25, threads=1)
+    meta = train(sample_instances, recipe, out, progress=False)
+    return out, meta

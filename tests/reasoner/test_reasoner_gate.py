@@ -1,0 +1,125 @@
+"""The gate: training on a tiny set (loss falls, artifact + meta.json), scoring, composed messages."""
+import json
+import re
+
+import pytest
+
+from core.recall import Link, Recalled
+from reasoner.api import build_reasoner
+from reasoner.gate.compose import compose_message, when_phrase
+from reasoner.gate.pairs import build_pairs, split_instances
+from training.recipes.gate import calibrate
+
+from tests.support.reasoner_cfg import cfg_with
+
+
+def _keywords_hit(text, groups):
+    return all(any(re.search(rf"\b{re.escape(w)}\b", text, re.I) for w in g) for g in groups)
+
+
+def test_pairs_cover_every_variant(sample_instances):
+    pairs = build_pairs(sample_instances, seed=0, distractors=2)
+    kinds = {(p.kind, p.label) for p in pairs}
+    assert {("formation", 1), ("near_miss", 0), ("distractor", 0), ("state_change_event", 0),
+            ("other_moment", 0), ("between", 0)} <= kinds
+    for p in pairs:
+        assert p.past.dt < p.current.dt or p.kind == "other_moment"
+
+
+def test_split_keeps_a_scenario_on_one_side(sample_instances):
+    train, held = split_instances(sample_instances, 0.5, seed=0)
+    assert not {i.persona for i in train} & {i.persona for i in held}
+    assert len(train) + len(held) == len(sample_instances)
+
+
+def test_calibration_respects_the_false_detection_target():
+    scores = [("positive", 0.9), ("positive", 0.6), ("negative", 0.7), ("no_formation", 0.2), ("state_change", 0.1)]
+    t, fig = calibrate(scores, fd_target=0.0)
+    assert 0.7 < t <= 0.9 and fig["fd"] == 0.0
+
+
+@pytest.mark.slow
+def test_gate_training_loss_falls_and_artifact_reloads(trained_gate):
+    out, meta = trained_gate
+    losses = meta["losses"]
+    assert len(losses) == meta["epochs"] == 40
+    assert sum(losses[-3:]) / 3 < 0.6 * sum(losses[:3]) / 3
+    saved = json.loads((out / "meta.json").read_text())
+    assert saved["threshold"] == meta["threshold"] and saved["calibrated"] is True
+    assert 0.0 < saved["threshold"] <= 1.0 and (out / "model.pt").is_file()
+
+
+@pytest.mark.slow
+def test_gate_reasoner_decides_with_contract_fields(trained_gate, sample_instances):
+    out, _ = trained_gate
+    cfg = cfg_with(backend="gate", gate={"path": str(out), "use_calibrated": False, "threshold": 0.0})
+    reasoner = build_reasoner(cfg)
+    inst = next(i for i in sample_instances if i.variant == "positive")
+    current = inst.event(inst.decision_event)
+    past = [Recalled(e, 0.5, "content") for e in reversed(inst.events[:-1])][:6]
+    d = reasoner.decide(inst.persona, past, current)
+    extra = d.model_extra
+    assert d.retrieved == [r.event.id for r in past]  # order as given
+    assert d.assist is True and set(d.evidence) <= set(d.retrieved) and d.message
+    assert extra["llm_called"] is False and extra["context_tokens"] > 50
+    # The same moment with an impossible threshold stays silent.
+    silent = build_reasoner(cfg_with(gate={"path": str(out), "use_calibrated": False, "threshold": 1.01}))
+    s = silent.decide(inst.persona, past, current)
+    assert s.assist is False and s.message is None and s.evidence == []
+
+
+@pytest.mark.slow
+def test_gate_ranks_the_formation_first_on_training_moments(trained_gate, sample_instances):
+    from reasoner.gate.model import GateModel
+
+    gate = GateModel.load(trained_gate[0])
+    for inst in sample_instances:
+        if inst.variant != "positive":
+            continue
+        current = inst.event(inst.decision_event)
+        past = inst.events[:-1]
+        scores = gate.score(past, current)
+        assert past[int(scores.argmax())].id == inst.intentions[0].formation
+
+
+@pytest.mark.slow
+def test_state_change_link_dismisses_the_intention(trained_gate, sample_instances):
+    inst = next(i for i in sample_instances if i.variant == "state_change")
+    it = inst.intentions[0]
+    formation, sc = inst.event(it.formation), inst.event(it.state_change)
+    current = inst.event(inst.decision_event)
+    cfg = cfg_with(gate={"path": str(trained_gate[0]), "use_calibrated": False, "threshold": 0.0})
+    reasoner = build_reasoner(cfg)
+    linked = [Recalled(formation, 0.9, "cue", links=[Link(sc.id, "state_change")]), Recalled(sc, 0.8, "link")]
+    d = reasoner.decide("", linked, current)
+    assert d.assist is False and sorted(d.model_extra["resolved"]) == sorted([formation.id, sc.id])
+    unlinked = [Recalled(formation, 0.9, "cue"), Recalled(sc, 0.8, "link")]
+    assert reasoner.decide("", unlinked, current).assist is True  # threshold 0: only the link kept it silent
+
+
+def test_composed_message_names_what_when_and_why_now(sample_instances):
+    for inst in sample_instances:
+        if inst.variant != "positive":
+            continue
+        it = inst.intentions[0]
+        current = inst.event(inst.decision_event)
+        msg = compose_message([inst.event(it.formation)], current)
+        assert _keywords_hit(msg, it.keywords), msg
+        assert current.location in msg
+        assert re.search(r"yesterday|today|this|last night|on \w+day", msg)
+
+
+def test_when_phrase():
+    from core.timeutil import parse_time
+
+    now = parse_time("2026-09-18T17:30:00-07:00")
+    assert when_phrase(parse_time("2026-09-17T20:30:00-07:00"), now) == "yesterday evening"
+    assert when_phrase(parse_time("2026-09-14T09:00:00-07:00"), now) == "on Monday morning"
+    assert when_phrase(parse_time("2026-09-18T09:00:00-07:00"), now) == "this morning"
+
+
+def test_untrained_gate_is_a_clear_error(tmp_path):
+    from reasoner.gate.model import GateNotTrained
+
+    with pytest.raises(GateNotTrained, match="promem train gate"):
+        build_reasoner(cfg_with(gate={"path": str(tmp_path / "nothing")}))

@@ -1,0 +1,89 @@
+"""The online loop through `promem decide`: real memory (SQLite + FAISS) and a trained gate;
+decisions in time order from the past only, bad lines skipped, resume after interruption,
+the guard in action, one user's events kept from another's memory."""
+import json
+
+import pytest
+
+from cli.main import main
+from core.formats import Decision
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def env(monkeypatch, trained_gate):
+    # Real memory without trained memory artifacts (base MiniLM cues, no linker): the gate is under test.
+    monkeypatch.setenv("PROMEM_MEMORY__CONSTRUCTION__CUE_ENCODER", "base")
+    monkeypatch.setenv("PROMEM_MEMORY__CONSTRUCTION__LINKER", "none")
+    monkeypatch.setenv("PROMEM_REASONER__GATE__PATH", str(trained_gate[0]))
+
+
+def _write_events(path, inst, extra_lines=()):
+    lines = [json.dumps(e.dump()) for e in inst.events]
+    lines[3:3] = list(extra_lines)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _decisions(path):
+    return [Decision.model_validate(json.loads(line)) for line in path.read_text().splitlines()]
+
+
+def test_decide_walks_events_resumes_and_skips_bad_lines(env, tmp_path, sample_instances, caplog):
+    inst = next(i for i in sample_instances if i.variant == "positive")
+    events = tmp_path / "events.jsonl"
+    _write_events(events, inst, ['{"id": "bad1", "time": "2026-09-17T20:00:00-07:00"}', "{not json"])
+    out, store = tmp_path / "decisions.jsonl", tmp_path / "store"
+    argv = ["decide", str(events), "--store", str(store), "-o", str(out), "--persona", inst.persona]
+    assert main(argv) == 0
+    assert "events.jsonl:4" in caplog.text and "events.jsonl:5" in caplog.text  # named, then skipped
+    ds = _decisions(out)
+    assert [d.event_id for d in ds] == [e.id for e in inst.events]
+    times = {e.id: e.dt for e in inst.events}
+    for d in ds:
+        assert all(times[r] < times[d.event_id] for r in d.retrieved)  # memory of the past only
+        assert "retrieve" in d.timing_ms and d.model_extra["llm_called"] is False
+    assert ds[0].retrieved == [] and ds[0].assist is False
+    assert ds[-1].retrieved  # the decision moment recalls earlier events
+
+    # Interrupted run: the last decision half-written. The rerun redoes only that event.
+    text = out.read_text()
+    out.write_text(text[: text.rstrip("\n").rfind("\n") + 1] + '{"event_id": "e2')
+    assert main(argv) == 0
+    again = _decisions(out)
+    assert [d.event_id for d in again] == [e.id for e in inst.events]
+    assert again[-1].retrieved == ds[-1].retrieved
+
+
+def test_loop_guard_does_not_repeat_a_raised_intention(monkeypatch, env, tmp_path, sample_instances):
+    # Threshold 0: the gate fires at every moment, so only the guard keeps the wearable from repeating itself.
+    monkeypatch.setenv("PROMEM_REASONER__GATE__USE_CALIBRATED", "false")
+    monkeypatch.setenv("PROMEM_REASONER__GATE__THRESHOLD", "0.0")
+    monkeypatch.setenv("PROMEM_REASONER__GATE__MAX_EVIDENCE", "1")
+    inst = next(i for i in sample_instances if i.variant == "positive")
+    events = tmp_path / "events.jsonl"
+    _write_events(events, inst)
+    out = tmp_path / "d.jsonl"
+    assert main(["decide", str(events), "--store", str(tmp_path / "s"), "-o", str(out)]) == 0
+    ds = _decisions(out)
+    raised = [d.evidence[0] for d in ds if d.assist]
+    assert raised and len(raised) == len(set(raised))  # no intention raised twice
+    assert any("guard" in (d.model_extra or {}) for d in ds)
+
+
+def test_events_of_another_user_are_not_remembered(env, tmp_path, sample_instances, caplog):
+    inst = next(i for i in sample_instances if i.variant == "positive")
+    rows = []
+    for n, e in enumerate(inst.events):
+        row = e.dump()
+        row["user_id"] = "alice" if n % 2 else "bob"
+        rows.append(json.dumps(row))
+    events = tmp_path / "events.jsonl"
+    events.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "alice.jsonl"
+    assert main(["decide", str(events), "--store", str(tmp_path / "s"), "--user", "alice", "-o", str(out)]) == 0
+    alice = {e.id for n, e in enumerate(inst.events) if n % 2}
+    ds = _decisions(out)
+    assert {d.event_id for d in ds} == alice
+    assert all(set(d.retrieved) <= alice for d in ds)
+    assert "other users" in caplog.text
