@@ -8,6 +8,7 @@ class GateConfig(Section):
     use_calibrated: bool = True  # prefer the threshold calibrated on held-out pairs (meta.json)
     max_candidates: int = 12  # past events scored per moment
     max_evidence: int = 2  # events a message may rest on
+    use_now_head: bool = True  # score the moment alone when memory hands over no past event (if trained)
 
 
 class ReasonerConfig(Section):

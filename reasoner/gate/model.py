@@ -43,6 +43,7 @@ class GateModel:
         self.embedder = embedder
         self.meta = meta
         self.featurizer = Featurizer(embedder.encode)
+        self.now = None  # NowHead when the artifact holds one (reasoner/gate/now_head.py)
 
     @classmethod
     def fresh(cls, hidden: int, embedder=None) -> "GateModel":
@@ -65,8 +66,12 @@ class GateModel:
             meta = json.loads((path / META).read_text(encoding="utf-8"))
             mlp = build_mlp(meta["in_dim"], meta["hidden"])
             mlp.load_state_dict(torch.load(path / WEIGHTS, map_location="cpu", weights_only=True))
-            _CACHE[key] = cls(mlp, default_embedder(), meta)
-            return _CACHE[key]
+            gate = cls(mlp, default_embedder(), meta)
+            from reasoner.gate.now_head import NowHead
+
+            gate.now = NowHead.load(path, meta.get("now"), gate.featurizer)
+            _CACHE[key] = gate
+            return gate
 
     @property
     def threshold(self) -> float | None:

@@ -16,7 +16,7 @@ import numpy as np
 from core.config import resolve_path
 from core.formats import Decision, Event
 from core.recall import Recalled
-from reasoner.gate.compose import compose_message
+from reasoner.gate.compose import action_phrase, compose_message, now_phrase
 from reasoner.gate.model import GateModel
 
 log = logging.getLogger(__name__)
@@ -83,9 +83,27 @@ class GateReasoner:
         extra = {"llm_called": False, "context_tokens": s.tokens, "gate_score": round(s.best, 4)}
         if s.resolved:
             extra["resolved"] = s.resolved
+        if not fired and not s.candidates and not s.resolved:
+            return self._decide_now(current, retrieved, extra, t0)
         timing = {"reason": (time.perf_counter() - t0) * 1000}
         if not fired:
             return Decision(event_id=current.id, assist=False, retrieved=retrieved, timing_ms=timing, **extra)
         evidence = [r.event for r, _ in fired]
         return Decision(event_id=current.id, assist=True, message=compose_message(evidence, current),
                         evidence=[e.id for e in evidence], retrieved=retrieved, timing_ms=timing, **extra)
+
+    def _decide_now(self, current: Event, retrieved: list[str], extra: dict, t0: float) -> Decision:
+        """No open past event to weigh: the now head (if trained) asks whether the moment alone calls
+        for help. Only here, so it cannot add false detections where the pair gate has a past to judge."""
+        head = self.scorer.model.now if self.cfg.reasoner.gate.use_now_head else None
+        if head is None:
+            timing = {"reason": (time.perf_counter() - t0) * 1000}
+            return Decision(event_id=current.id, assist=False, retrieved=retrieved, timing_ms=timing, **extra)
+        score = head.score(current)
+        extra = {**extra, "now_score": round(score, 4)}
+        timing = {"reason": (time.perf_counter() - t0) * 1000}
+        if score < head.threshold:
+            return Decision(event_id=current.id, assist=False, retrieved=retrieved, timing_ms=timing, **extra)
+        action = action_phrase([current]) or "Maybe I can help with this now."
+        return Decision(event_id=current.id, assist=True, message=f"{now_phrase(current)}. {action}",
+                        evidence=[current.id], retrieved=retrieved, timing_ms=timing, **extra)

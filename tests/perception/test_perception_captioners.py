@@ -1,11 +1,6 @@
 """Caption backends on real keyframes: a tiny random-weight Qwen3-VL (qwen-vl) and a real
 OpenAI-compatible server on loopback (`transformers serve`) for the openai backend."""
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +10,7 @@ from perception.captioners import build_captioner, load_prompt
 from perception.captioners.openai_vl import build_messages
 from perception.pipeline import perceive_folder
 from tests.perception.perception_media import GREEN, RED, make_clip
+from tests.support.llm_server import free_port
 
 QWEN3_TEXT = dict(vocab_size=151669, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                   num_key_value_heads=2, head_dim=32, intermediate_size=128, tie_word_embeddings=True)
@@ -105,44 +101,13 @@ def test_qwen_vl_end_to_end_on_real_frames(tmp_path, cfg):
     assert prompt.count("<|vision_start|>") == len(frames) and prompt.count("<|image_pad|>") == 20 * len(frames)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def vlm_server(tmp_path):
     """`transformers serve` on loopback with a tiny VLM, stopped after the test."""
-    model_dir = build_tiny_llava(tmp_path / "tiny-llava")
-    port = _free_port()
-    exe = Path(sys.executable).with_name("transformers")
-    log = open(tmp_path / "serve.log", "w")
-    env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
-    proc = subprocess.Popen([str(exe), "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port),
-                             "--device", "cpu"], stdout=log, stderr=subprocess.STDOUT, env=env)
-    import httpx
+    from tests.support.llm_server import transformers_serve
 
-    try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(f"transformers serve exited: {(tmp_path / 'serve.log').read_text()[-2000:]}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("transformers serve did not come up in 90 s")
-        yield f"http://127.0.0.1:{port}/v1", str(model_dir)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with transformers_serve(build_tiny_llava(tmp_path / "tiny-llava"), tmp_path / "serve.log", ready_timeout_s=90) as srv:
+        yield srv["base_url"], srv["model"]
 
 
 @pytest.mark.slow
@@ -182,7 +147,7 @@ def test_unreachable_caption_server_is_a_clear_per_clip_error(tmp_path, cfg):
     make_clip(clips / "2026-03-02T09-15-00.mp4", seconds=1.0)
     (clips / "2026-03-02T09-15-00.json").write_text(json.dumps({"transcript": "Meeting at noon."}))
     c = cfg.perception.captioner
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     c.backend, c.llm.model, c.llm.base_url, c.llm.timeout_s = "openai", "vlm", f"http://127.0.0.1:{port}/v1", 5
     report = perceive_folder(clips, cfg, progress=False)
     # A clip is written whole or not at all: without its caption it fails (and a rerun retries it),

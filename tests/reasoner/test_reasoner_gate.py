@@ -123,3 +123,45 @@ def test_untrained_gate_is_a_clear_error(tmp_path):
 
     with pytest.raises(GateNotTrained, match="promem train gate"):
         build_reasoner(cfg_with(gate={"path": str(tmp_path / "nothing")}))
+
+
+def test_now_calibration_picks_the_most_accurate_threshold():
+    from training.recipes.gate import calibrate_now
+
+    t, fig = calibrate_now([1, 1, 0, 0, 1], [0.9, 0.7, 0.6, 0.2, 0.3])
+    assert 0.6 < t <= 0.7 and fig["acc_p"] == 80.0 and fig["md_all"] == 20.0 and fig["fd_all"] == 0.0
+
+
+@pytest.mark.slow
+def test_now_head_speaks_only_when_memory_hands_over_nothing(trained_gate, sample_instances, tmp_path):
+    import shutil
+
+    from core.jsonio import atomic_write_json
+    from reasoner.gate.features import Featurizer
+    from reasoner.gate.model import default_embedder
+    from training.recipes.gate import load_recipe, train_now
+
+    out = tmp_path / "gate"
+    shutil.copytree(trained_gate[0], out)
+    now = train_now(sample_instances, load_recipe(now_epochs=50, now_held_out=0.25), Featurizer(default_embedder().encode),
+                    out, progress=False)
+    assert now["losses"][1] < now["losses"][0] and (out / "now.pt").is_file()
+    inst = next(i for i in sample_instances if i.variant == "positive")
+    current = inst.event(inst.decision_event)
+    for threshold, speaks in ((0.0, True), (1.01, False)):
+        meta = json.loads((out / "meta.json").read_text())
+        meta["now"] = {**now, "threshold": threshold}
+        atomic_write_json(out / "meta.json", meta)
+        from reasoner.gate import model as gate_model
+
+        gate_model._CACHE.clear()
+        reasoner = build_reasoner(cfg_with(gate={"path": str(out), "use_calibrated": False, "threshold": 1.01}))
+        d = reasoner.decide(inst.persona, [], current)
+        assert d.assist is speaks and 0.0 <= d.model_extra["now_score"] <= 1.0
+        if speaks:
+            assert d.evidence == [current.id] and current.location in d.message
+        # With a past to weigh, the pair gate alone decides: the now head is not asked.
+        with_past = reasoner.decide(inst.persona, [Recalled(inst.events[0], 0.5, "content")], current)
+        assert with_past.assist is False and "now_score" not in with_past.model_extra
+    off = build_reasoner(cfg_with(gate={"path": str(out), "use_now_head": False}))
+    assert off.decide(inst.persona, [], current).assist is False

@@ -4,7 +4,9 @@ Reads CPMBench instances (cfg.training.train_data), builds labelled pairs
 (reasoner/gate/pairs.py), trains with class-weighted binary cross-entropy, then calibrates
 the firing threshold on held-out scenario seeds so that false detection stays under
 fd_target. Writes model.pt and meta.json (threshold, losses, held-out figures) to
-<cfg.training.artifacts>/gate.
+<cfg.training.artifacts>/gate. When CAB's train split is at hand it also trains the "now" head
+(train_now), which scores a moment alone for when memory hands the gate nothing; --now-only adds
+just that head to an existing artifact.
 """
 from __future__ import annotations
 
@@ -41,6 +43,14 @@ class GateRecipe(BaseModel):
     fd_target: float = 0.08
     threads: int = 2
     seed: int = 0
+    # The "now" head (reasoner/gate/now_head.py): trained on CAB's TRAIN split when present.
+    now_data: Optional[str] = "runs/bench/cab_train.jsonl"
+    now_hidden: int = 0        # 0: logistic layer
+    now_epochs: int = 300      # full-batch steps
+    now_lr: float = 1.0e-2
+    now_weight_decay: float = 1.0e-3
+    now_held_out: float = 0.25
+    now_generated: int = 300   # generated train moments added as negatives (0: CAB only)
 
 
 def load_recipe(path: str | Path | None = None, **overrides) -> GateRecipe:
@@ -92,7 +102,7 @@ def calibration_candidates(inst: Instance, featurizer, n: int):
 
 
 def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[str | Path],
-          progress: bool = True, embedder=None) -> dict:
+          progress: bool = True, embedder=None, now_instances: Sequence[Instance] = ()) -> dict:
     """Train and calibrate; returns the metadata (also written to out_dir/meta.json when given)."""
     import numpy as np
     import torch
@@ -163,9 +173,120 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
         "train_seconds": round(time.perf_counter() - t0, 1),
         "recipe": recipe.model_dump(),
     }
+    if now_instances:
+        meta["now"] = train_now(now_instances, recipe, feat, out_dir, progress, generated=instances)
     if out_dir is not None:
         gate.save(out_dir, meta)
     return {**gate.meta, **meta}
+
+
+def calibrate_now(labels: Sequence[int], scores: Sequence[float]) -> tuple[float, dict]:
+    """The threshold with the best held-out accuracy (CAB's Acc-P), ties to the higher threshold."""
+    n = len(labels)
+    best = None
+    for t in sorted({round(float(s), 4) for s in scores} | {0.5}):
+        tp = sum(1 for y, s in zip(labels, scores) if y and s >= t)
+        fp = sum(1 for y, s in zip(labels, scores) if not y and s >= t)
+        acc = (n - (sum(labels) - tp) - fp) / n
+        key = (acc, t)
+        if best is None or key > best[0]:
+            best = (key, t, {"acc_p": round(100 * acc, 1), "md_all": round(100 * (sum(labels) - tp) / n, 1),
+                             "fd_all": round(100 * fp / n, 1), "instances": n})
+    return float(best[1]), best[2]
+
+
+def train_now(instances: Sequence[Instance], recipe: GateRecipe, featurizer, out_dir: Optional[str | Path],
+              progress: bool = True, generated: Sequence[Instance] = ()) -> dict:
+    """Train the now head on single moments (label: the moment's variant is positive) and calibrate
+    its threshold on a held-out share of them. Returns the "now" block of meta.json.
+
+    generated: CPMBench train instances whose decision moments join as negatives: there the need
+    lives in the past, so the moment alone must not read as a call for help (without them the head
+    fires on half of all generated moments when memory is empty)."""
+    import numpy as np
+    import torch
+
+    from reasoner.gate.now_head import NowHead, build_head, now_features
+
+    torch.manual_seed(recipe.seed)
+    t0 = time.perf_counter()
+    items = [(inst.event(inst.decision_event), 1 if inst.variant == "positive" else 0) for inst in instances]
+    rng = random.Random(recipe.seed)
+    order = list(range(len(items)))
+    rng.shuffle(order)
+    n_val = int(round(len(items) * recipe.now_held_out))
+    val_idx, tr_idx = order[:n_val], order[n_val:]
+    gen_val: list[int] = []
+    if generated and recipe.now_generated > 0:
+        from reasoner.gate.pairs import split_instances
+
+        gen_train, gen_held = split_instances(generated, recipe.now_held_out, recipe.seed)
+        gen_train = rng.sample(gen_train, min(recipe.now_generated, len(gen_train)))
+        start = len(items)
+        items += [(inst.event(inst.decision_event), 0) for inst in gen_train]
+        tr_idx += list(range(start, len(items)))
+        start = len(items)
+        items += [(inst.event(inst.decision_event), 0) for inst in gen_held]
+        gen_val = list(range(start, len(items)))
+    events = [e for e, _ in items]
+    vecs = np.stack(featurizer.embed(events, progress=progress))
+    X = torch.from_numpy(now_features(vecs, events))
+    Y = torch.tensor([y for _, y in items], dtype=torch.float32)
+    net = build_head(X.shape[1], recipe.now_hidden)
+    opt = torch.optim.AdamW(net.parameters(), lr=recipe.now_lr, weight_decay=recipe.now_weight_decay)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    tr = torch.tensor(tr_idx)
+    losses = []
+    for _ in range(recipe.now_epochs):
+        net.train()
+        loss = loss_fn(net(X[tr]).squeeze(-1), Y[tr])
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    net.eval()
+    with torch.inference_mode():
+        val_scores = torch.sigmoid(net(X[torch.tensor(val_idx)]).squeeze(-1)).numpy().reshape(-1).tolist() if val_idx else []
+    threshold, figures = calibrate_now([int(Y[i]) for i in val_idx], val_scores) if val_idx else (0.5, {})
+    if gen_val:
+        with torch.inference_mode():
+            gen_scores = torch.sigmoid(net(X[torch.tensor(gen_val)]).squeeze(-1)).numpy().reshape(-1)
+        figures["generated_fires"] = round(100 * float((gen_scores >= threshold).mean()), 1)
+        figures["generated_moments"] = len(gen_val)
+    meta = {"in_dim": int(X.shape[1]), "hidden": recipe.now_hidden, "threshold": threshold,
+            "held_out": figures, "train_moments": len(tr_idx), "train_positive": int(Y[tr].sum()),
+            "generated_negatives": len(items) - len(instances) - len(gen_val),
+            "losses": [round(losses[0], 4), round(losses[-1], 4)], "epochs": recipe.now_epochs,
+            "train_seconds": round(time.perf_counter() - t0, 1)}
+    if out_dir is not None:
+        NowHead(net, featurizer, meta).save(Path(out_dir))
+    return meta
+
+
+def load_now_data(recipe: GateRecipe) -> list[Instance]:
+    if not recipe.now_data:
+        return []
+    path = resolve_path(recipe.now_data)
+    if not path.is_file():
+        # A fresh clone has no runs/: import CAB's train split straight from the shared data when present.
+        try:
+            from bench.importers.cab import load
+
+            res = load("train")
+            for msg in res.skipped:
+                log.warning("skipping %s", msg)
+            if res.instances:
+                log.info("now head: %d CAB train moments imported (no %s)", len(res.instances), path)
+                return res.instances
+        except Exception as exc:  # noqa: BLE001 - missing data only means no now head
+            log.warning("CAB train split not importable: %s", exc)
+        log.warning("no now-head data at %s (make it with `promem bench import cab --split train -o %s`); "
+                    "the gate will have no now head", path, recipe.now_data)
+        return []
+    good, bad = read_records(path, Instance)
+    for err in bad:
+        log.warning("skipping %s", err)
+    return [inst for _, inst in good]
 
 
 def add_args(p) -> None:
@@ -173,9 +294,40 @@ def add_args(p) -> None:
     p.add_argument("--recipe", dest="recipe_path", default=str(DEFAULT_RECIPE), help="recipe YAML (training/configs/gate.yaml)")
     p.add_argument("-o", "--out", help="output folder (default: <cfg.training.artifacts>/gate)")
     p.add_argument("--epochs", type=int, help="override the recipe's epochs")
+    p.add_argument("--now-only", action="store_true",
+                   help="train only the now head and add it to the existing gate artifact in --out")
+
+
+def run_now_only(recipe: GateRecipe, out: Path, train_data: Path, limit: int | None) -> int:
+    import json
+
+    from core.jsonio import atomic_write_json
+    from reasoner.gate.features import Featurizer
+    from reasoner.gate.model import META, default_embedder
+
+    if not (out / META).is_file():
+        print(f"promem train gate --now-only: no gate artifact at {out}; train the gate first")
+        return 2
+    now_instances = load_now_data(recipe)
+    if not now_instances:
+        print(f"promem train gate --now-only: no now-head data ({recipe.now_data})")
+        return 2
+    generated = [inst for _, inst in read_records(train_data, Instance)[0]][:limit] if train_data.is_file() else []
+    now_meta = train_now(now_instances, recipe, Featurizer(default_embedder().encode), out, generated=generated)
+    meta = json.loads((out / META).read_text(encoding="utf-8"))
+    meta["now"] = now_meta
+    meta["recipe"] = {**meta.get("recipe", {}), **{k: v for k, v in recipe.model_dump().items() if k.startswith("now_")}}
+    atomic_write_json(out / META, meta)
+    print(f"now head trained on {now_meta['train_moments']} moments; threshold {now_meta['threshold']:.3f}; "
+          f"held-out {now_meta['held_out']}; saved to {out}")
+    return 0
 
 
 def run(args, cfg) -> int:
+    if getattr(args, "now_only", False):
+        out = resolve_path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "gate"
+        return run_now_only(load_recipe(args.recipe_path), out, resolve_path(args.data or cfg.training.train_data),
+                            cfg.training.train_instances)
     data = resolve_path(args.data or cfg.training.train_data)
     if not data.is_file():
         print(f"promem train gate: no training data at {data}; make it with "
@@ -190,7 +342,7 @@ def run(args, cfg) -> int:
     instances = [inst for _, inst in good][: cfg.training.train_instances]
     recipe = load_recipe(args.recipe_path, epochs=args.epochs)
     out = resolve_path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "gate"
-    meta = train(instances, recipe, out)
+    meta = train(instances, recipe, out, now_instances=load_now_data(recipe))
     print(f"gate trained on {meta['train_pairs']} pairs in {meta['train_seconds']} s "
           f"(loss {meta['losses'][0]} -> {meta['losses'][-1]}); threshold {meta['threshold']:.3f}; "
           f"held-out {meta['held_out']}; saved to {out}")
