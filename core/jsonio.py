@@ -63,3 +63,16 @@ def append_jsonl(path: str | Path, row: Any) -> None:
         fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def replace_dir(tmp: str | Path, out: str | Path) -> None:
+    """Swap a fully written folder in under its real name, so a crash never leaves half an artifact there."""
+    import shutil
+
+    tmp, out = Path(tmp), Path(out)
+    old = out.with_name(out.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if out.exists():
+        out.rename(old)
+    tmp.rename(out)
+    shutil.rmtree(old, ignore_errors=True)

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from core.config import resolve_path
-from core.jsonio import atomic_write_json
+from core.jsonio import atomic_write_json, replace_dir
 from training.recipes import _memory_data as data
 
 NAME = "cue-encoder"
@@ -152,13 +152,7 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
                     "final_loss": float(np.mean(losses[-10:])) if losses else None},
     }
     atomic_write_json(tmp / "meta.json", meta)
-    # swap in whole: a crash mid-save never leaves a half-written artifact under the real name
-    old = out.with_name(out.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    if out.exists():
-        out.rename(old)
-    tmp.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_dir(tmp, out)
     return meta
 
 

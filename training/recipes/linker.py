@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from core.config import resolve_path
-from core.jsonio import atomic_write_json
+from core.jsonio import atomic_write_json, replace_dir
 from memory.construct.artifacts import LINKER_FILE
 from memory.construct.features import intent_features, pair_features
 from training.recipes import _memory_data as data
@@ -128,12 +128,7 @@ def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", da
                     "intent_precision": ip[0], "intent_recall": ip[1], "intent_f1": ip[2]},
     }
     atomic_write_json(tmp / "meta.json", meta)
-    old = out.with_name(out.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    if out.exists():
-        out.rename(old)
-    tmp.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_dir(tmp, out)
     return meta
 
 
