@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from core.formats import Decision, Instance
+from tests.support.data import SAMPLE  # noqa: F401  (imported by the bench tests)
 
-SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "examples" / "cpmbench_sample.jsonl"
 
 
 def ev(eid: str, hour: int, visual: str, audio: str = "", day: int = 2, location: str = "home") -> dict:

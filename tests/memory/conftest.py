@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from core.config import REPO_ROOT, load_config
+from core.config import load_config
 from core.formats import Instance, read_records
 
-SAMPLE = REPO_ROOT.parent / "shared" / "examples" / "cpmbench_sample.jsonl"
-if not SAMPLE.is_file():  # checkouts elsewhere keep the sample beside the repository
-    SAMPLE = Path(os.environ.get("PROMEM_SAMPLE", "/work/shared/examples/cpmbench_sample.jsonl"))
+from tests.support.data import SAMPLE
 
 
 @pytest.fixture(scope="session")

@@ -4,21 +4,14 @@ the real server (uvicorn on a free loopback port, in a thread)."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-SAMPLE = REPO.parent / "shared" / "examples" / "cpmbench_sample.jsonl"
-if not SAMPLE.is_file():
-    SAMPLE = Path(os.environ.get("PROMEM_SAMPLE", "/work/shared/examples/cpmbench_sample.jsonl"))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from tests.support.data import REPO, SAMPLE  # noqa: F401  (imported by the tests here)
+
 os.environ.pop("PROMEMAGENT_SERVE_TOKEN", None)  # a token in the developer's shell would lock the tests out
 
 

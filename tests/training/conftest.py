@@ -2,30 +2,13 @@
 the CPMBench sample instances."""
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # tests.support is imported from the repository root
-    sys.path.insert(0, str(REPO))
-SAMPLE = REPO.parent / "shared" / "examples" / "cpmbench_sample.jsonl"
-if not SAMPLE.is_file():
-    SAMPLE = Path(os.environ.get("PROMEM_SAMPLE", "/work/shared/examples/cpmbench_sample.jsonl"))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from tests.support.data import REPO, SAMPLE  # noqa: F401  (SAMPLE: imported by the tests here)
+
 TINY_RECIPE = REPO / "training" / "configs" / "sft_tiny.yaml"
-
-
-@pytest.fixture(scope="session")
-def sample_instances():
-    from core.formats import Instance, read_records
-
-    good, bad = read_records(SAMPLE, Instance)
-    assert not bad and len(good) == 8
-    return [inst for _, inst in good]
 
 
 @pytest.fixture(scope="session")

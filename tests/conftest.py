@@ -1,17 +1,15 @@
-"""Fixtures for the reasoner tests: a tiny random Qwen3 (+ a real LoRA adapter), a real
-`transformers serve` OpenAI-compatible server on loopback, and a gate trained on the sample."""
+"""Fixtures shared across test folders (session-scoped, so each is built once per run): the
+CPMBench sample, a tiny random Qwen3 with a real LoRA adapter, a real `transformers serve`
+server on loopback, and a gate trained briefly on the sample."""
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # tests.support is imported from the repository root
-    sys.path.insert(0, str(REPO))
-SAMPLE = REPO.parent / "shared" / "examples" / "cpmbench_sample.jsonl"
+from tests.support.data import SAMPLE
+
+# Nothing may reach for a model hub at test time.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
