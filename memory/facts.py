@@ -36,4 +36,5 @@ def event_facts(event: Event) -> list[str]:
     facts = [where + s for s in sentences(event.visual or "")]
     facts += [where + u for u in utterances(event.audio or "")]
     facts = [f for f in facts if len(f) - len(where) >= MIN_CHARS]
-    return facts or [event.text()]
+    # the whole event too: a later moment often echoes the gist of a scene, not any one sentence
+    return facts + [event.text()] if len(facts) > 1 else facts or [event.text()]

@@ -1,8 +1,9 @@
 """Retrieval at a decision moment: content + cue + time cues, expanded along links, in time order.
 
 Only events strictly before the current one are returned. The budget k is shared: a recalled
-event brings its linked events right after it (a formation brings its state change, and a
-state change its formation), so that what resolved an intention is never cut off from it.
+event brings its linked event right after it (a formation brings its state change, and a
+state change its formation), so that what resolved an intention is never cut off from it;
+at most k_links slots go to links, so that they never crowd out what the cues found.
 """
 from __future__ import annotations
 
@@ -27,6 +28,19 @@ def _best_events(mem, index, table: str, q, n_rows: int, t: float, current_id: s
         if len(out) >= n:
             break
     return out
+
+
+def _linked(links, ev: str, chosen) -> list[tuple[str, float, str]]:
+    """Events linked to ev and not yet chosen, state changes first: without a cap, a chatty
+    timeline whose events all resemble each other links everything to everything and the
+    links crowd the cue hits out of the budget."""
+    out = []
+    for src, dst, kind, lscore in links:
+        other = dst if src == ev else src if dst == ev else None
+        if other and other not in chosen:
+            note = f"{kind} of {ev}" if src == ev else f"{ev} is its {kind}"
+            out.append((kind != "state_change", -lscore, other, note))
+    return [(o, -neg, note) for _, neg, o, note in sorted(out)]
 
 
 def query_vectors(mem, current: Event):
@@ -64,6 +78,7 @@ def retrieve(mem, current: Event, k: int | None = None, vectors=None) -> list[Re
 
     links = mem.store.links_touching(mem.user, [ev for ev, *_ in ranked])
     chosen: dict[str, tuple[float, str, str]] = {}
+    n_links = 0
     for ev, score, path, fact in ranked:
         if len(chosen) >= k:
             break
@@ -71,10 +86,10 @@ def retrieve(mem, current: Event, k: int | None = None, vectors=None) -> list[Re
             chosen[ev] = (score, path, fact)
         if not rc.expand_links:
             continue
-        for src, dst, kind, lscore in links:
-            other = dst if src == ev else src if dst == ev else None
-            if other and other not in chosen and len(chosen) < k:
-                chosen[other] = (lscore, "link", f"{kind} of {ev}" if src == ev else f"{ev} is its {kind}")
+        for other, lscore, note in _linked(links, ev, chosen)[:rc.links_per_event]:
+            if len(chosen) < k and n_links < rc.k_links:
+                chosen[other] = (lscore, "link", note)
+                n_links += 1
 
     all_links = mem.store.links_touching(mem.user, chosen)
     events = mem.store.events(mem.user, list(chosen) + [dst for _, dst, _, _ in all_links])

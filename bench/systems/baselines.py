@@ -105,25 +105,12 @@ class RagEmbed:
 
         self.k = cfg.memory.retrieval.k
         self.embedder = build_embedder(cfg.memory.embedder)
-        self._vectors: dict[str, np.ndarray] = {}
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        # Timelines of one benchmark share many events (imported conversations recur across
-        # instances), so vectors are kept by text for the life of the process.
-        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if len(self._vectors) + len(new) > self.MAX_CACHED:
-            self._vectors.clear()
-            new = list(dict.fromkeys(texts))
-        if new:
-            self._vectors.update(zip(new, self.embedder.encode(new)))
-        return np.stack([self._vectors[t] for t in texts])
-
-    MAX_CACHED = 200_000  # about 300 MB of 384-d float32 vectors
 
     def recall(self, instance: Instance, past: Sequence[Event], current: Event) -> list[Recalled]:
         if not past:
             return []
-        vecs = self._encode([ev.text() for ev in past] + [current.text()])
+        # the embedder keeps vectors by text: imported conversations recur across instances
+        vecs = self.embedder.encode([ev.text() for ev in past] + [current.text()])
         scores = vecs[:-1] @ vecs[-1]  # vectors are L2-normalised: inner product = cosine
         return _top_k_in_time_order(past, scores, self.k, "embed")
 

@@ -9,6 +9,8 @@ class RetrievalConfig(Section):
     k_content: int = 2
     k_cue: int = 8
     expand_links: bool = True
+    links_per_event: int = 1  # linked events each recalled event brings along, state changes first
+    k_links: int = 2  # of the k slots, at most this many go to linked events (the best-ranked hits' first)
     time_cues: bool = True  # time cues whose window contains the current time are recalled
     k_time: int = 2  # at most this many by time cue, narrowest window first ("Friday 5 pm" before "next week")
     cue_candidates: int = 32  # cue-index hits examined before de-duplicating by event

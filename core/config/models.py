@@ -21,3 +21,4 @@ class EmbedderConfig(Section):
     backend: str = "minilm"  # minilm = the bundled all-MiniLM-L6-v2; sentence-transformers = any local path
     path: Optional[str] = None
     batch_size: int = 64
+    cache_size: int = 20000  # texts whose vectors are kept (~1.5 KB each at 384-d); 0 = no cache

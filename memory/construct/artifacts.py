@@ -37,7 +37,8 @@ def cue_encoder(spec: str, base_embedder_cfg):
         return build_embedder(base_embedder_cfg)
     path = resolve_path(spec)
     _need(path, "cue encoder", "cue-encoder")
-    return SentenceTransformerEmbedder(path=str(path / "model"), batch_size=base_embedder_cfg.batch_size)
+    return SentenceTransformerEmbedder(path=str(path / "model"), batch_size=base_embedder_cfg.batch_size,
+                                     cache_size=base_embedder_cfg.cache_size)
 
 
 def linker(spec: str) -> dict | None:

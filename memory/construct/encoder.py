@@ -52,10 +52,14 @@ class EncoderConstructor:
             return []
         earlier = np.vstack([c.vec for c in candidates])
         p = self.linker["state_change"].predict_proba(pair_features(earlier, np.tile(built.vec, (len(candidates), 1))))[:, 1]
+        cos = earlier @ built.vec
+        # One link of each kind at most: an event settles one earlier matter, and a classifier out
+        # of its domain (a long chat where every turn looks alike) would otherwise link it to all m.
+        best = int(np.argmax(p))
         links = []
-        for c, prob in zip(candidates, p):
-            if prob >= self.threshold:
-                links.append(NewLink(c.event.id, "state_change", float(prob)))
-            elif float(np.dot(c.vec, built.vec)) >= DEVELOPMENT_COS:
-                links.append(NewLink(c.event.id, "development", float(np.dot(c.vec, built.vec))))
+        if p[best] >= self.threshold:
+            links.append(NewLink(candidates[best].event.id, "state_change", float(p[best])))
+        rest = [i for i in np.argsort(-cos) if not (links and i == best)]
+        if rest and cos[rest[0]] >= DEVELOPMENT_COS:
+            links.append(NewLink(candidates[rest[0]].event.id, "development", float(cos[rest[0]])))
         return links

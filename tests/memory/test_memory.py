@@ -142,3 +142,44 @@ def test_training_writes_versioned_artifacts(artifacts):
         assert meta["version"] >= 1 and meta["data_hash"] and "metrics" in meta
     assert (artifacts / "cue-encoder" / "model").is_dir()
     assert (artifacts / "linker" / "linker.joblib").is_file()
+
+
+def _chatty_timeline(n: int = 30) -> list[Event]:
+    """A long chat where every turn looks alike: the linker's worst case (cf. LoCoMo-Plus)."""
+    topics = ["the garden", "a new job", "the kids' school", "a trip to Rome", "the dog", "a cooking class"]
+    return [Event(id=f"c{i:03d}", time=f"2026-03-{1 + i // 3:02d}T1{i % 3}:00:00+00:00",
+                  visual="A conversation with Melanie.",
+                  audio=f"[Caroline] I keep thinking about {topics[i % len(topics)]}, it was on my mind again. "
+                        f"[Melanie] Tell me more about {topics[(i + 1) % len(topics)]}.")
+            for i in range(n)]
+
+
+def test_links_never_crowd_out_the_cue_hits(cfg):
+    events = _chatty_timeline()
+    with open_memory(cfg, None, "u1") as mem:
+        mem.add_many(events[:-1])
+        links = mem.store.links_touching("u1", [e.id for e in events])
+        got = mem.retrieve(events[-1])
+    # each new event links to at most one earlier event per kind, however alike the chat is
+    per_event: dict = {}
+    for src, dst, kind, _ in links:
+        per_event.setdefault((dst, kind), []).append(src)
+    assert all(len(v) == 1 for v in per_event.values()), per_event
+    rc = cfg.memory.retrieval
+    assert len(got) == rc.k
+    assert sum(r.path == "link" for r in got) <= rc.k_links
+    assert sum(r.path == "cue" for r in got) >= rc.k - rc.k_content - rc.k_links
+
+
+def test_embedder_cache_gives_the_same_vectors_and_stays_bounded():
+    import numpy as np
+
+    from core.providers.embedder import MiniLMEmbedder
+
+    texts = [f"The user put item {i} in the basket." for i in range(6)]
+    plain = MiniLMEmbedder(cache_size=0).encode(texts)
+    cached = MiniLMEmbedder(cache_size=4)
+    first = cached.encode(texts[:3])
+    again = cached.encode(texts)  # three hits, three misses, in a mixed order
+    assert np.allclose(first, plain[:3], atol=1e-5) and np.allclose(again, plain, atol=1e-5)
+    assert len(cached._vecs) == 4 and list(cached._vecs) == texts[2:]
