@@ -49,26 +49,24 @@ def pair_features(u: np.ndarray, v: np.ndarray, past: Event, current: Event) -> 
 
 
 class Featurizer:
-    """Embeds event texts (with a per-text cache, since timelines share many events) and builds features."""
+    """Embeds event texts and builds features. The embedder keeps vectors by text, so the many
+    events that timelines share are embedded once."""
 
-    def __init__(self, encode: Callable[[list[str]], np.ndarray], cache_size: int = 50000):
+    def __init__(self, encode: Callable[[list[str]], np.ndarray]):
         self.encode = encode
-        self.cache: dict[str, np.ndarray] = {}
-        self.cache_size = cache_size
 
     def embed(self, events: Sequence[Event], progress: bool = False, batch: int = 64) -> list[np.ndarray]:
         texts = [event_line(e) for e in events]
-        todo = list(dict.fromkeys(t for t in texts if t not in self.cache))
-        if todo:
-            from tqdm import tqdm
+        if not progress:
+            return list(self.encode(texts))
+        from tqdm import tqdm
 
-            if len(self.cache) + len(todo) > self.cache_size:
-                self.cache.clear()
-            for i in tqdm(range(0, len(todo), batch), desc="embed events", unit="batch", disable=not progress):
-                chunk = todo[i:i + batch]
-                for t, vec in zip(chunk, self.encode(chunk)):
-                    self.cache[t] = vec
-        return [self.cache[t] for t in texts]
+        unique = list(dict.fromkeys(texts))
+        vecs: dict[str, np.ndarray] = {}
+        for i in tqdm(range(0, len(unique), batch), desc="embed events", unit="batch"):
+            chunk = unique[i:i + batch]
+            vecs.update(zip(chunk, self.encode(chunk)))
+        return [vecs[t] for t in texts]
 
     def features(self, past: Sequence[Event], current: Event) -> np.ndarray:
         if not past:

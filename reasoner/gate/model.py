@@ -34,7 +34,8 @@ def default_embedder():
     from core.config import EmbedderConfig
     from core.providers import build_embedder
 
-    return build_embedder(EmbedderConfig())
+    # training embeds every pair's events once, then looks each up again: keep them all
+    return build_embedder(EmbedderConfig(cache_size=50000))
 
 
 class GateModel:
