@@ -3,7 +3,6 @@ store keeps every user's memory and decisions."""
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -11,6 +10,7 @@ import pytest
 
 from tests.serve.conftest import REPO, overrides
 from tests.support.llm_server import free_port
+from tests.support.processes import stop, wait_healthy
 
 pytestmark = pytest.mark.slow
 
@@ -25,28 +25,8 @@ def start(store: Path, gate: Path, log: Path):
                                  "--host", "127.0.0.1", "--port", str(port)], stdout=fh, stderr=subprocess.STDOUT,
                                 env=env, cwd=REPO)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        if proc.poll() is not None:
-            raise AssertionError(f"promem serve exited with {proc.returncode}: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        if time.time() > deadline:
-            proc.kill()
-            raise AssertionError(f"promem serve not ready: {log.read_text()[-2000:]}")
-        time.sleep(0.3)
-
-
-def stop(proc):
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    wait_healthy(proc, url + "/healthz", log, 120, "promem serve")
+    return proc, url
 
 
 def test_promem_serve_restarts_with_memory_and_decisions_kept(serve_gate, tmp_path):

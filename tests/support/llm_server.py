@@ -6,9 +6,9 @@ import os
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
+
+from tests.support.processes import stop, wait_healthy
 
 
 def free_port() -> int:
@@ -29,24 +29,7 @@ def transformers_serve(model_dir: str | Path, log_path: str | Path, ready_timeou
                                  "--device", "cpu"], stdout=fh, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + ready_timeout_s
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with {proc.returncode}: {log_path.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                raise RuntimeError(f"transformers serve not ready after {ready_timeout_s} s: {log_path.read_text()[-2000:]}")
-            time.sleep(0.5)
+        wait_healthy(proc, url + "/health", log_path, ready_timeout_s, "transformers serve")
         yield {"base_url": url + "/v1", "model": str(model_dir), "port": port}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, 15)
