@@ -89,17 +89,9 @@ class _Checker:
             if not isinstance(ev, dict):
                 self.add("type", f"{where} must be an object")
                 continue
-            for key in ("id", "time"):
-                if key not in ev:
-                    self.add("required_key", f"{where}: missing key '{key}'")
             eid = ev.get("id")
-            if "id" in ev:
-                if not _nonempty_str(eid):
-                    self.add("type", f"{where}: 'id' must be a non-empty string")
-                elif eid in positions:
-                    self.add("event_id_unique", f"{where}: event id {eid!r} is used twice")
-                else:
-                    positions[eid] = i
+            if self._keys_and_id(where, ev, ("id", "time"), "event", positions):
+                positions[eid] = i
             if ev.get("visual") is None and ev.get("audio") is None:
                 self.add("event_content", f"{where} ({eid!r}): needs at least one of 'visual' / 'audio'")
             for key in ("visual", "audio", "location"):
@@ -119,6 +111,22 @@ class _Checker:
                     prev = t
         return positions
 
+    def _keys_and_id(self, where: str, obj: dict, keys, noun: str, seen) -> bool:
+        """Reports missing keys and a bad or repeated 'id'; True when obj brings a new, valid id."""
+        for key in keys:
+            if key not in obj:
+                self.add("required_key", f"{where}: missing key '{key}'")
+        if "id" not in obj:
+            return False
+        oid = obj["id"]
+        if not _nonempty_str(oid):
+            self.add("type", f"{where}: 'id' must be a non-empty string")
+            return False
+        if oid in seen:
+            self.add(f"{noun}_id_unique", f"{where}: {noun} id {oid!r} is used twice")
+            return False
+        return True
+
     def _intentions(self, intentions: Any, variant: Any, positions: dict[str, int], dpos: int | None) -> None:
         if intentions is None:
             return
@@ -135,17 +143,9 @@ class _Checker:
             if not isinstance(it, dict):
                 self.add("type", f"{where} must be an object")
                 continue
-            for key in INTENTION_KEYS:
-                if key not in it:
-                    self.add("required_key", f"{where}: missing key '{key}'")
             iid = it.get("id")
-            if "id" in it:
-                if not _nonempty_str(iid):
-                    self.add("type", f"{where}: 'id' must be a non-empty string")
-                elif iid in seen:
-                    self.add("intention_id_unique", f"{where}: intention id {iid!r} is used twice")
-                else:
-                    seen.add(iid)
+            if self._keys_and_id(where, it, INTENTION_KEYS, "intention", seen):
+                seen.add(iid)
             where = f"{where} ({iid!r})"
             if "reference" in it and not _nonempty_str(it["reference"]):
                 self.add("reference", f"{where}: 'reference' must be a non-empty string")
