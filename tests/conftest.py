@@ -48,10 +48,11 @@ def qwen_server(tiny_qwen, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def trained_gate(sample_instances, tmp_path_factory):
-    """A gate trained briefly on the 8 sample instances: (folder, meta)."""
+    """A gate trained briefly on the 8 sample instances, with cue-encoder features (the untuned
+    MiniLM stands in for the trained cue encoder) and a cross-fitted threshold: (folder, meta)."""
     from training.recipes.gate import load_recipe, train
 
     out = tmp_path_factory.mktemp("gate") / "gate"
-    recipe = load_recipe(epochs=40, held_out=0.25, threads=1)
-    meta = train(sample_instances, recipe, out, progress=False)
+    recipe = load_recipe(epochs=40, folds=2, threads=1)
+    meta = train(sample_instances, recipe, out, progress=False, cue_spec="base")
     return out, meta

@@ -2,7 +2,9 @@
 
 Both events are embedded with the bundled MiniLM; the features are their interaction
 (u*v, |u-v|), the past event alone (u: does it read like a need or a promise?), their
-cosine, the time gap, and whether the wearer spoke. Resolved intentions never reach the
+cosine, the time gap, and whether the wearer spoke. With the trained cue encoder at hand, its
+cosine and interaction join them: it was tuned to place an opportunity near the earlier event
+it makes actionable, which is the gate's question. Resolved intentions never reach the
 features: the linker's state-change links remove them before scoring (reasoner.gate.reasoner).
 """
 from __future__ import annotations
@@ -33,11 +35,12 @@ def event_line(e: Event) -> str:
     return " ".join(parts)
 
 
-def feature_dim(emb_dim: int) -> int:
-    return 3 * emb_dim + N_SCALARS
+def feature_dim(emb_dim: int, cue_dim: int = 0) -> int:
+    return 3 * emb_dim + N_SCALARS + (cue_dim + 1 if cue_dim else 0)
 
 
-def pair_features(u: np.ndarray, v: np.ndarray, past: Event, current: Event) -> np.ndarray:
+def pair_features(u: np.ndarray, v: np.ndarray, past: Event, current: Event,
+                  cue: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     audio = past.audio or ""
     scalars = np.array([
         float(u @ v),
@@ -45,32 +48,51 @@ def pair_features(u: np.ndarray, v: np.ndarray, past: Event, current: Event) -> 
         1.0 if audio.strip() else 0.0,
         1.0 if "[user]" in audio else 0.0,
     ], dtype=np.float32)
-    return np.concatenate([u * v, np.abs(u - v), u, scalars]).astype(np.float32)
+    parts = [u * v, np.abs(u - v), u, scalars]
+    if cue is not None:
+        cu, cv = cue
+        parts += [np.array([cu @ cv], dtype=np.float32), cu * cv]
+    return np.concatenate(parts).astype(np.float32)
+
+
+Encode = Callable[[list[str]], np.ndarray]
+
+
+def _embed(encode: Encode, texts: list[str], progress: bool, desc: str, batch: int = 64) -> list[np.ndarray]:
+    if not progress:
+        return list(encode(texts))
+    from tqdm import tqdm
+
+    unique = list(dict.fromkeys(texts))
+    vecs: dict[str, np.ndarray] = {}
+    for i in tqdm(range(0, len(unique), batch), desc=desc, unit="batch"):
+        chunk = unique[i:i + batch]
+        vecs.update(zip(chunk, encode(chunk)))
+    return [vecs[t] for t in texts]
 
 
 class Featurizer:
-    """Embeds event texts and builds features. The embedder keeps vectors by text, so the many
+    """Embeds event texts and builds features. The embedders keep vectors by text, so the many
     events that timelines share are embedded once."""
 
-    def __init__(self, encode: Callable[[list[str]], np.ndarray]):
+    def __init__(self, encode: Encode, cue_encode: Encode | None = None):
         self.encode = encode
+        self.cue_encode = cue_encode
 
-    def embed(self, events: Sequence[Event], progress: bool = False, batch: int = 64) -> list[np.ndarray]:
-        texts = [event_line(e) for e in events]
-        if not progress:
-            return list(self.encode(texts))
-        from tqdm import tqdm
+    def embed(self, events: Sequence[Event], progress: bool = False) -> list[np.ndarray]:
+        return _embed(self.encode, [event_line(e) for e in events], progress, "embed events")
 
-        unique = list(dict.fromkeys(texts))
-        vecs: dict[str, np.ndarray] = {}
-        for i in tqdm(range(0, len(unique), batch), desc="embed events", unit="batch"):
-            chunk = unique[i:i + batch]
-            vecs.update(zip(chunk, self.encode(chunk)))
-        return [vecs[t] for t in texts]
+    def embed_cue(self, events: Sequence[Event], progress: bool = False) -> list[np.ndarray] | None:
+        # the cue encoder was trained on Event.text(), as memory indexes it
+        if self.cue_encode is None:
+            return None
+        return _embed(self.cue_encode, [e.text() for e in events], progress, "embed events (cue encoder)")
 
     def features(self, past: Sequence[Event], current: Event) -> np.ndarray:
         if not past:
             return np.zeros((0, 0), dtype=np.float32)
         vecs = self.embed([*past, current])
+        cue = self.embed_cue([*past, current])
         v = vecs[-1]
-        return np.stack([pair_features(u, v, p, current) for u, p in zip(vecs[:-1], past)])
+        return np.stack([pair_features(u, v, p, current, (cue[i], cue[-1]) if cue is not None else None)
+                         for i, (u, p) in enumerate(zip(vecs[:-1], past))])

@@ -1,7 +1,10 @@
-"""The gate model: a small MLP over MiniLM pair features, saved as model.pt + meta.json."""
+"""The gate model: a small MLP over MiniLM (and cue-encoder) pair features, saved as model.pt +
+meta.json. meta.json names the cue encoder the gate was trained with, which it loads again."""
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Sequence
@@ -15,6 +18,7 @@ META = "meta.json"
 WEIGHTS = "model.pt"
 _CACHE: dict[str, "GateModel"] = {}
 _LOCK = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 class GateNotTrained(FileNotFoundError):
@@ -38,19 +42,42 @@ def default_embedder():
     return build_embedder(EmbedderConfig(cache_size=50000))
 
 
+def cue_fingerprint(spec: str) -> str | None:
+    """Identifies one training run of the cue encoder (its meta.json holds losses and timings)."""
+    if spec == "base":
+        return None
+    from core.config import resolve_path
+
+    meta = resolve_path(spec) / "meta.json"
+    return hashlib.sha1(meta.read_bytes()).hexdigest()[:16] if meta.is_file() else None
+
+
+def load_cue_encoder(spec: str):
+    from core.config import EmbedderConfig
+    from memory.construct.artifacts import cue_encoder
+
+    return cue_encoder(spec, EmbedderConfig(cache_size=50000))
+
+
 class GateModel:
-    def __init__(self, mlp, embedder, meta: dict):
+    def __init__(self, mlp, embedder, meta: dict, cue=None):
         self.mlp = mlp.eval()
         self.embedder = embedder
+        self.cue = cue
         self.meta = meta
-        self.featurizer = Featurizer(embedder.encode)
+        self.featurizer = Featurizer(embedder.encode, cue.encode if cue is not None else None)
         self.now = None  # NowHead when the artifact holds one (reasoner/gate/now_head.py)
 
     @classmethod
-    def fresh(cls, hidden: int, embedder=None) -> "GateModel":
+    def fresh(cls, hidden: int, embedder=None, cue_spec: str | None = None) -> "GateModel":
+        """cue_spec: the cue encoder whose features join MiniLM's (an artifact folder or "base")."""
         embedder = embedder or default_embedder()
-        dim = feature_dim(embedder.dim)
-        return cls(build_mlp(dim, hidden), embedder, {"in_dim": dim, "hidden": hidden})
+        cue = load_cue_encoder(cue_spec) if cue_spec else None
+        dim = feature_dim(embedder.dim, cue.dim if cue is not None else 0)
+        meta = {"in_dim": dim, "hidden": hidden}
+        if cue_spec:
+            meta |= {"cue_encoder": cue_spec, "cue_encoder_fingerprint": cue_fingerprint(cue_spec)}
+        return cls(build_mlp(dim, hidden), embedder, meta, cue)
 
     @classmethod
     def load(cls, path: str | Path) -> "GateModel":
@@ -67,7 +94,13 @@ class GateModel:
             meta = json.loads((path / META).read_text(encoding="utf-8"))
             mlp = build_mlp(meta["in_dim"], meta["hidden"])
             mlp.load_state_dict(torch.load(path / WEIGHTS, map_location="cpu", weights_only=True))
-            gate = cls(mlp, default_embedder(), meta)
+            cue = None
+            if meta.get("cue_encoder"):
+                cue = load_cue_encoder(meta["cue_encoder"])
+                if cue_fingerprint(meta["cue_encoder"]) != meta.get("cue_encoder_fingerprint"):
+                    log.warning("the gate at %s was trained with another cue encoder than the one now at %s; "
+                                "retrain it (`promem train gate`)", path, meta["cue_encoder"])
+            gate = cls(mlp, default_embedder(), meta, cue)
             from reasoner.gate.now_head import NowHead
 
             gate.now = NowHead.load(path, meta.get("now"), gate.featurizer)

@@ -5,7 +5,9 @@ state_change instance (before the change, that moment was an opportunity).
 Label 0: the formation against a near-miss moment (negative instances), state-change events,
 a sample of unrelated past events, formations against another scenario's moment, and
 formations against ordinary moments between formation and opportunity (the online loop asks
-the gate at every event, and most of them are no opportunity).
+the gate at every event, and most of them are no opportunity), and routine repeats: an ordinary
+moment against the earlier ordinary event most like it (going to bed again reads much like
+the last time, yet nothing is due).
 Resolved intentions are not trained on: the linker's state-change links dismiss them.
 """
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Optional, Sequence
 
 from core.formats import Event, Instance
 
@@ -24,10 +26,19 @@ class Pair:
     current: Event
     label: int
     instance: str
-    kind: str  # formation | near_miss | state_change_event | distractor | other_moment | between
+    kind: str  # formation | near_miss | state_change_event | distractor | other_moment | between | routine
 
 
-def instance_pairs(inst: Instance, rng: random.Random, distractors: int = 6, between: int = 3) -> list[Pair]:
+Alike = Callable[[Event, Sequence[Event]], Event]
+
+
+def same_place(moment: Event, earlier: Sequence[Event]) -> Event:
+    """Without embeddings at hand: the latest earlier event at the same place, else the latest."""
+    return next((e for e in reversed(earlier) if e.location and e.location == moment.location), earlier[-1])
+
+
+def instance_pairs(inst: Instance, rng: random.Random, distractors: int = 6, between: int = 3,
+                   routine: int = 3, alike: Alike = same_place) -> list[Pair]:
     current = inst.event(inst.decision_event)
     gold = {i.formation for i in inst.intentions} | {i.state_change for i in inst.intentions if i.state_change}
     out: list[Pair] = []
@@ -47,15 +58,20 @@ def instance_pairs(inst: Instance, rng: random.Random, distractors: int = 6, bet
         moments = [e for e in others if e.dt > formation.dt]
         for e in rng.sample(moments, min(between, len(moments))):
             out.append(Pair(formation, e, 0, inst.id, "between"))
+    for moment in rng.sample(others, min(routine, len(others))):
+        earlier = [e for e in others if e.dt < moment.dt]
+        if earlier:
+            out.append(Pair(alike(moment, earlier), moment, 0, inst.id, "routine"))
     return out
 
 
 def build_pairs(instances: Sequence[Instance], seed: int = 0, distractors: int = 6, other_moments: int = 2,
-                between: int = 3) -> list[Pair]:
+                between: int = 3, routine: int = 3, alike: Optional[Alike] = None) -> list[Pair]:
+    """alike(moment, earlier events) picks a routine negative's past event (default: same place)."""
     rng = random.Random(seed)
     pairs: list[Pair] = []
     for inst in instances:
-        pairs.extend(instance_pairs(inst, rng, distractors, between))
+        pairs.extend(instance_pairs(inst, rng, distractors, between, routine, alike or same_place))
     # An intention against another scenario's moment: teaches "actionable HERE", not just "is an intention".
     for inst in instances:
         if not inst.intentions:

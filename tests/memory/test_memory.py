@@ -144,6 +144,28 @@ def test_training_writes_versioned_artifacts(artifacts):
     assert (artifacts / "linker" / "linker.joblib").is_file()
 
 
+def test_link_threshold_is_judged_on_whole_timelines(artifacts, instances):
+    """The linker's threshold is chosen on the links construction would make: every event against
+    its m most similar earlier events, the likeliest one linked."""
+    from core.config import EmbedderConfig
+    from core.providers import build_embedder
+    from memory.construct.artifacts import linker
+    from training.recipes.linker import _link_prf, timeline_links
+
+    clf = linker(str(artifacts / "linker"))["state_change"]
+    emb = build_embedder(EmbedderConfig())
+    texts = sorted({e.text() for i in instances for e in i.events})
+    vec = dict(zip(texts, emb.encode(texts)))
+    probs, hits, n_gold = timeline_links(clf, instances, vec, m=8)
+    assert len(probs) == len(hits) == sum(len(i.events) - 1 for i in instances)
+    assert n_gold == sum(1 for i in instances for it in i.intentions if it.state_change) > 0
+    # trained on these very timelines, it finds their state changes among the candidates
+    assert 0 < hits.sum() <= n_gold
+    p_all, r_all, _ = _link_prf(probs, hits, n_gold, 0.0)
+    p_hi, r_hi, _ = _link_prf(probs, hits, n_gold, 0.99)
+    assert r_all == hits.sum() / n_gold and r_hi <= r_all and p_all < 0.5  # linking every event is mostly wrong
+
+
 def _chatty_timeline(n: int = 30) -> list[Event]:
     """A long chat where every turn looks alike: the linker's worst case (cf. LoCoMo-Plus)."""
     topics = ["the garden", "a new job", "the kids' school", "a trip to Rome", "the dog", "a cooking class"]

@@ -21,7 +21,7 @@ def test_pairs_cover_every_variant(sample_instances):
     pairs = build_pairs(sample_instances, seed=0, distractors=2)
     kinds = {(p.kind, p.label) for p in pairs}
     assert {("formation", 1), ("near_miss", 0), ("distractor", 0), ("state_change_event", 0),
-            ("other_moment", 0), ("between", 0)} <= kinds
+            ("other_moment", 0), ("between", 0), ("routine", 0)} <= kinds
     for p in pairs:
         assert p.past.dt < p.current.dt or p.kind == "other_moment"
 
@@ -36,10 +36,15 @@ def test_calibration_respects_the_false_detection_target():
     scores = [("positive", 0.9), ("positive", 0.6), ("negative", 0.7), ("no_formation", 0.2), ("state_change", 0.1)]
     t, fig = calibrate(scores, fd_target=0.0)
     assert 0.7 < t <= 0.9 and fig["fd"] == 0.0
+    # ordinary moments (no opportunity for anything) bound it too: one scored 0.95 of two is 50%
+    t, fig = calibrate(scores, fd_target=0.0, ordinary=[0.95, 0.3], ordinary_fd_target=0.0)
+    assert t > 0.95 and fig["ordinary_fd"] == 0.0 and fig["recall"] == 0.0
+    t, fig = calibrate(scores, fd_target=0.0, ordinary=[0.95, 0.3], ordinary_fd_target=0.5)
+    assert 0.7 < t <= 0.9 and fig["ordinary_fd"] == 50.0 and fig["ordinary_moments"] == 2
 
 
 @pytest.mark.slow
-def test_gate_training_loss_falls_and_artifact_reloads(trained_gate):
+def test_gate_training_loss_falls_and_artifact_reloads(trained_gate, sample_instances):
     out, meta = trained_gate
     losses = meta["losses"]
     assert len(losses) == meta["epochs"] == 40
@@ -47,6 +52,16 @@ def test_gate_training_loss_falls_and_artifact_reloads(trained_gate):
     saved = json.loads((out / "meta.json").read_text())
     assert saved["threshold"] == meta["threshold"] and saved["calibrated"] is True
     assert 0.0 < saved["threshold"] <= 1.0 and (out / "model.pt").is_file()
+    # the threshold was chosen on every instance, each scored by a fold's gate that never saw its seed
+    assert saved["folds"] == 2 and saved["cross_fit"]["instances"] == len(sample_instances)
+    assert saved["cross_fit"]["ordinary_moments"] > 0
+    # MiniLM pair features plus the cue encoder's cosine and interaction, reloaded from the meta
+    from reasoner.gate.features import feature_dim
+    from reasoner.gate.model import GateModel
+
+    assert saved["cue_encoder"] == "base" and saved["in_dim"] == feature_dim(384, 384) > feature_dim(384)
+    gate = GateModel.load(out)
+    assert gate.cue is not None and gate.featurizer.cue_encode is not None
 
 
 @pytest.mark.slow

@@ -33,7 +33,7 @@ def serve_gate(sample_instances, tmp_path_factory) -> Path:
 
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("serve-gate") / "gate"
-    recipe = load_recipe(epochs=2, held_out=0.0, distractors=2, threads=1)
+    recipe = load_recipe(epochs=2, folds=0, distractors=2, threads=1)
     train(list(sample_instances.values()), recipe, out, progress=False)
     return out
 
