@@ -60,11 +60,7 @@ def load_recipe(path=None, **overrides) -> LinkerRecipe:
 
 
 def _prf(y: np.ndarray, p: np.ndarray, t: float) -> tuple[float, float, float]:
-    pred = p >= t
-    tp = float((pred & (y == 1)).sum())
-    prec = tp / max(1.0, float(pred.sum()))
-    rec = tp / max(1.0, float((y == 1).sum()))
-    return prec, rec, (2 * prec * rec / (prec + rec) if prec + rec else 0.0)
+    return _link_prf(p, y == 1, int((y == 1).sum()), t)
 
 
 def timeline_links(clf, instances, vec, m: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -87,6 +83,7 @@ def timeline_links(clf, instances, vec, m: int) -> tuple[np.ndarray, np.ndarray,
 
 
 def _link_prf(probs: np.ndarray, hits: np.ndarray, n_gold: int, t: float) -> tuple[float, float, float]:
+    """Precision, recall, F1 of what scores >= t, when `hits` marks the right ones among n_gold."""
     made = probs >= t
     tp = float((made & hits).sum())
     prec = tp / max(1.0, float(made.sum()))
