@@ -81,8 +81,15 @@ def _train_step(recipe: str, artifact: Callable[[Any], str]) -> Callable[[DemoCo
 
         where = resolve_path(artifact(ctx.cfg))
         if (where / "meta.json").is_file():
-            print(f"      {where} already trained")
-            return
+            import importlib
+            import json
+
+            version = getattr(importlib.import_module(f"training.recipes.{recipe.replace('-', '_')}"), "VERSION", None)
+            found = json.loads((where / "meta.json").read_text(encoding="utf-8")).get("version")
+            if version is None or found == version:
+                print(f"      {where} already trained")
+                return
+            print(f"      {where} is version {found}, this code reads version {version}: training it again")
         if _promem("train", recipe, "-c", ctx.cfg.source) != 0:
             raise StepFailed(f"promem train {recipe} failed")
 

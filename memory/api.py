@@ -104,12 +104,13 @@ class Memory:
         stored_ids = [ev for ev, _ in top if ev not in local]
         stored = self.store.events(self.user, stored_ids)
         vecs = self.store.event_vecs(self.user, stored_ids, self.content.dim)
+        cue_vecs = self.store.event_cue_vecs(self.user, stored_ids, self.cues.dim)
         out = []
         for ev, (score, text) in top:
             if ev in local:
-                out.append(Candidate(local[ev].event, local[ev].vec, text, score))
+                out.append(Candidate(local[ev].event, local[ev].vec, text, score, local[ev].cue_vec))
             elif ev in stored:
-                out.append(Candidate(stored[ev][0], vecs[ev], text, score))
+                out.append(Candidate(stored[ev][0], vecs[ev], text, score, cue_vecs.get(ev)))
         return out
 
     def save(self) -> None:

@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS event_vecs (user_id TEXT NOT NULL, id TEXT NOT NULL, 
 CREATE TABLE IF NOT EXISTS fact_vecs (id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS cue_vecs (id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS cues_user ON cues (user_id, kind, id);
+CREATE INDEX IF NOT EXISTS cues_event ON cues (user_id, event_id);
 CREATE INDEX IF NOT EXISTS cues_time ON cues (user_id, kind, start_ts, end_ts);
 CREATE TABLE IF NOT EXISTS links (
     user_id TEXT NOT NULL, src_event TEXT NOT NULL, dst_event TEXT NOT NULL,
@@ -87,6 +88,10 @@ class Built:
     links: list[NewLink] = field(default_factory=list)
     intentions: list[tuple[str, float]] = field(default_factory=list)
     error: Optional[str] = None  # construction failed; the event keeps its raw facts only
+
+    @property
+    def cue_vec(self) -> Optional[np.ndarray]:
+        return next((c.vec for c in self.cues if c.kind == "event"), None)
 
 
 @dataclass
@@ -223,6 +228,15 @@ class Store:
         if not ids:
             return {}
         q = f"SELECT id, vec FROM event_vecs WHERE user_id=? AND id IN ({','.join('?' * len(ids))})"
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in self.db.execute(q, [user, *ids])}
+
+    def event_cue_vecs(self, user: str, ids: Iterable[str], dim: int) -> dict[str, np.ndarray]:
+        """event id -> its event cue's vector (the event in the cue space)."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        q = (f"SELECT c.event_id, v.vec FROM cues c CROSS JOIN cue_vecs v ON v.id=c.id "
+             f"WHERE c.user_id=? AND c.event_id IN ({','.join('?' * len(ids))}) AND c.kind='event'")
         return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in self.db.execute(q, [user, *ids])}
 
     def all_event_ids(self, user: str) -> list[str]:

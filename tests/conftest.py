@@ -49,10 +49,11 @@ def qwen_server(tiny_qwen, tmp_path_factory):
 @pytest.fixture(scope="session")
 def trained_gate(sample_instances, tmp_path_factory):
     """A gate trained briefly on the 8 sample instances, with cue-encoder features (the untuned
-    MiniLM stands in for the trained cue encoder) and a cross-fitted threshold: (folder, meta)."""
+    MiniLM stands in for the trained cue encoder) and cross-fitted role scores and threshold:
+    (folder, meta)."""
     from training.recipes.gate import load_recipe, train
 
     out = tmp_path_factory.mktemp("gate") / "gate"
-    recipe = load_recipe(epochs=40, folds=2, threads=1)
+    recipe = load_recipe(trees=60, folds=2, threads=1)
     meta = train(sample_instances, recipe, out, progress=False, cue_spec="base")
     return out, meta

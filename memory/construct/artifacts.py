@@ -1,7 +1,9 @@
 """Loading the models trained by `promem train cue-encoder` / `promem train linker`, once per process."""
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -9,8 +11,10 @@ from typing import Any
 from core.config import resolve_path
 
 LINKER_FILE = "linker.joblib"
+LINKER_VERSION = 2
 _CACHE: dict[tuple[str, float], Any] = {}
 _LOCK = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 class MissingArtifact(FileNotFoundError):
@@ -41,10 +45,30 @@ def cue_encoder(spec: str, base_embedder_cfg):
                                      cache_size=base_embedder_cfg.cache_size)
 
 
-def linker(spec: str) -> dict | None:
-    """{"state_change": classifier, "intent": classifier | None, "threshold": float, ...} or None."""
+def cue_fingerprint(spec: str) -> str | None:
+    """Identifies one training run of the cue encoder (its meta.json holds losses and timings)."""
+    if spec == "base":
+        return None
+    m = resolve_path(spec) / "meta.json"
+    return hashlib.sha1(m.read_bytes()).hexdigest()[:16] if m.is_file() else None
+
+
+def warn_if_cue_encoder_changed(what: str, path: Path, trained_with: dict, now: str) -> None:
+    """Models fed with cue-encoder features are tied to the encoder they were trained with."""
+    if trained_with.get("cue_encoder_fingerprint", "absent") not in ("absent", cue_fingerprint(now)):
+        log.warning("the %s at %s was trained with another cue encoder than the one now at %s; "
+                    "retrain it (`promem train %s`)", what, path, now, what)
+
+
+def linker(spec: str, cue_spec: str | None = None):
+    """The trained LinkModel (memory.construct.link_model), or None for "none".
+
+    cue_spec: the cue encoder construction uses with it (a warning if the linker was trained
+    with another one)."""
     if spec == "none":
         return None
+    from memory.construct.link_model import LinkModel
+
     path = resolve_path(spec)
     _need(path, "linker", "linker")
     f = path / LINKER_FILE
@@ -53,5 +77,11 @@ def linker(spec: str) -> dict | None:
         if key not in _CACHE:
             import joblib
 
-            _CACHE[key] = joblib.load(f)
-        return _CACHE[key]
+            bundle = joblib.load(f)
+            if bundle.get("version") != LINKER_VERSION:
+                raise MissingArtifact(f"the linker at {path} is version {bundle.get('version')}, this code reads "
+                                      f"version {LINKER_VERSION}: run `promem train linker` again")
+            _CACHE[key] = LinkModel(bundle["intent"], bundle["change"], bundle["state_change"], bundle["threshold"])
+    if cue_spec is not None:
+        warn_if_cue_encoder_changed("linker", path, meta(path), cue_spec)
+    return _CACHE[key]

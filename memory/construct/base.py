@@ -19,6 +19,7 @@ class Candidate:
     vec: np.ndarray
     fact: str  # its best-matching fact
     score: float
+    cue_vec: np.ndarray | None = None  # the event in the cue space
 
 
 class Constructor(Protocol):

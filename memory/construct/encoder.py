@@ -7,7 +7,6 @@ from core.formats import Event
 from core.providers import build_embedder
 from memory.construct import artifacts
 from memory.construct.base import Candidate, time_cues
-from memory.construct.features import intent_features, pair_features
 from memory.facts import event_facts
 from memory.store import Built, NewCue, NewLink
 
@@ -20,9 +19,9 @@ class EncoderConstructor:
         c = cfg.memory.construction
         self.content = build_embedder(cfg.memory.embedder)
         self.cue = artifacts.cue_encoder(c.cue_encoder, cfg.memory.embedder)
-        self.linker = artifacts.linker(c.linker)
+        self.linker = artifacts.linker(c.linker, c.cue_encoder)
         self.threshold = c.link_threshold if c.link_threshold is not None else (
-            self.linker["threshold"] if self.linker else 1.0)
+            self.linker.threshold if self.linker else 1.0)
 
     def extract(self, events: list[Event]) -> list[Built]:
         facts = [event_facts(e) for e in events]
@@ -32,9 +31,7 @@ class EncoderConstructor:
         vecs = self.content.encode(texts + flat)
         ev_vecs, fact_vecs = vecs[:len(events)], vecs[len(events):]
         cue_vecs = self.cue.encode(texts)
-        intent = None
-        if self.linker and self.linker.get("intent") is not None:
-            intent = self.linker["intent"].predict_proba(intent_features(ev_vecs))[:, 1]
+        intent = self.linker.roles(ev_vecs)[0] if self.linker is not None else None
         out, i = [], 0
         for n, (e, fs) in enumerate(zip(events, facts)):
             b = Built(event=e, ts=e.dt.timestamp(), vec=ev_vecs[n])
@@ -51,7 +48,9 @@ class EncoderConstructor:
         if not candidates or self.linker is None:
             return []
         earlier = np.vstack([c.vec for c in candidates])
-        p = self.linker["state_change"].predict_proba(pair_features(earlier, np.tile(built.vec, (len(candidates), 1))))[:, 1]
+        earlier_cue = np.vstack([c.cue_vec if c.cue_vec is not None else self.cue.encode([c.event.text()])[0]
+                                 for c in candidates])
+        p = self.linker.probs(earlier, earlier_cue, built.vec, built.cue_vec)
         cos = earlier @ built.vec
         # One link of each kind at most: an event settles one earlier matter, and a classifier out
         # of its domain (a long chat where every turn looks alike) would otherwise link it to all m.

@@ -1,11 +1,12 @@
 """The gate's input features for one (recalled past event, current event) pair.
 
-Both events are embedded with the bundled MiniLM; the features are their interaction
-(u*v, |u-v|), the past event alone (u: does it read like a need or a promise?), their
-cosine, the time gap, and whether the wearer spoke. With the trained cue encoder at hand, its
-cosine and interaction join them: it was tuned to place an opportunity near the earlier event
-it makes actionable, which is the gate's question. Resolved intentions never reach the
-features: the linker's state-change links remove them before scoring (reasoner.gate.reasoner).
+A few numbers rather than the embeddings themselves: how alike the two events are (MiniLM and
+the trained cue encoder, which was tuned to place an opportunity near the earlier event it makes
+actionable), what role each plays (forms an intention? reports a state change? is a chance to
+act?, from the event role classifiers), products of those, the time gap, and whether anyone
+spoke. An MLP over the 1,159-number embedding features found 28% of the opportunities on unseen
+scenarios; these carry across scenarios better. Resolved intentions never reach the features:
+the linker's state-change links remove them before scoring (reasoner.gate.reasoner).
 """
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ import numpy as np
 
 from core.formats import Event
 
-N_SCALARS = 4
+ROLES = ("formation", "state_change", "opportunity")  # columns of the role scores
+FEATURES = ("content_cos", "cue_cos", "content_cos*cue_cos",
+            "past_intent", "past_change", "past_opportunity", "now_intent", "now_change", "now_opportunity",
+            "past_intent*now_opportunity", "past_intent*cue_cos", "now_opportunity*cue_cos",
+            "log_gap", "past_speech", "past_user_spoke")
 
 
 def gap_hours(delta: timedelta) -> float:
@@ -35,27 +40,21 @@ def event_line(e: Event) -> str:
     return " ".join(parts)
 
 
-def feature_dim(emb_dim: int, cue_dim: int = 0) -> int:
-    return 3 * emb_dim + N_SCALARS + (cue_dim + 1 if cue_dim else 0)
-
-
-def pair_features(u: np.ndarray, v: np.ndarray, past: Event, current: Event,
-                  cue: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+def pair_features(content_cos: float, cue_cos: float, past_roles: np.ndarray, now_roles: np.ndarray,
+                  past: Event, current: Event) -> np.ndarray:
+    ip, cp, op = past_roles
+    i_n, c_n, o_n = now_roles
     audio = past.audio or ""
-    scalars = np.array([
-        float(u @ v),
+    return np.array([
+        content_cos, cue_cos, content_cos * cue_cos, ip, cp, op, i_n, c_n, o_n,
+        ip * o_n, ip * cue_cos, o_n * cue_cos,
         math.log1p(gap_hours(current.dt - past.dt)) / 5.0,
-        1.0 if audio.strip() else 0.0,
-        1.0 if "[user]" in audio else 0.0,
+        1.0 if audio.strip() else 0.0, 1.0 if "[user]" in audio else 0.0,
     ], dtype=np.float32)
-    parts = [u * v, np.abs(u - v), u, scalars]
-    if cue is not None:
-        cu, cv = cue
-        parts += [np.array([cu @ cv], dtype=np.float32), cu * cv]
-    return np.concatenate(parts).astype(np.float32)
 
 
 Encode = Callable[[list[str]], np.ndarray]
+Roles = Callable[[Sequence[Event], np.ndarray], np.ndarray]  # (events, their MiniLM vectors) -> (n, ROLES)
 
 
 def _embed(encode: Encode, texts: list[str], progress: bool, desc: str, batch: int = 64) -> list[np.ndarray]:
@@ -73,26 +72,30 @@ def _embed(encode: Encode, texts: list[str], progress: bool, desc: str, batch: i
 
 class Featurizer:
     """Embeds event texts and builds features. The embedders keep vectors by text, so the many
-    events that timelines share are embedded once."""
+    events that timelines share are embedded once. Without a cue encoder, MiniLM stands in."""
 
-    def __init__(self, encode: Encode, cue_encode: Encode | None = None):
+    def __init__(self, encode: Encode, cue_encode: Encode | None = None, roles: Roles | None = None):
         self.encode = encode
         self.cue_encode = cue_encode
+        self.roles = roles
 
     def embed(self, events: Sequence[Event], progress: bool = False) -> list[np.ndarray]:
         return _embed(self.encode, [event_line(e) for e in events], progress, "embed events")
 
-    def embed_cue(self, events: Sequence[Event], progress: bool = False) -> list[np.ndarray] | None:
+    def embed_cue(self, events: Sequence[Event], progress: bool = False) -> list[np.ndarray]:
         # the cue encoder was trained on Event.text(), as memory indexes it
         if self.cue_encode is None:
-            return None
+            return self.embed(events, progress)
         return _embed(self.cue_encode, [e.text() for e in events], progress, "embed events (cue encoder)")
 
     def features(self, past: Sequence[Event], current: Event) -> np.ndarray:
         if not past:
-            return np.zeros((0, 0), dtype=np.float32)
-        vecs = self.embed([*past, current])
-        cue = self.embed_cue([*past, current])
-        v = vecs[-1]
-        return np.stack([pair_features(u, v, p, current, (cue[i], cue[-1]) if cue is not None else None)
-                         for i, (u, p) in enumerate(zip(vecs[:-1], past))])
+            return np.zeros((0, len(FEATURES)), dtype=np.float32)
+        if self.roles is None:
+            raise RuntimeError("the featurizer needs the event role classifiers (a trained gate)")
+        events = [*past, current]
+        vecs = np.stack(self.embed(events))
+        cue = np.stack(self.embed_cue(events))
+        roles = self.roles(events, vecs)
+        return np.stack([pair_features(float(vecs[i] @ vecs[-1]), float(cue[i] @ cue[-1]), roles[i], roles[-1],
+                                       p, current) for i, p in enumerate(past)])

@@ -1,10 +1,9 @@
-"""The gate model: a small MLP over MiniLM (and cue-encoder) pair features, saved as model.pt +
-meta.json. meta.json names the cue encoder the gate was trained with, which it loads again."""
+"""The gate model: event role classifiers plus a small gradient-boosted pair classifier over
+reasoner.gate.features, saved as model.joblib + meta.json. meta.json names the cue encoder the
+gate was trained with, which it loads again."""
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 import threading
 from pathlib import Path
 from typing import Sequence
@@ -12,26 +11,18 @@ from typing import Sequence
 import numpy as np
 
 from core.formats import Event
-from reasoner.gate.features import Featurizer, feature_dim
+from memory.construct.classifiers import proba, role_scores
+from reasoner.gate.features import Featurizer
 
 META = "meta.json"
-WEIGHTS = "model.pt"
+MODEL = "model.joblib"
+VERSION = 2  # 1: an MLP over embedding features (model.pt)
 _CACHE: dict[str, "GateModel"] = {}
 _LOCK = threading.Lock()
-log = logging.getLogger(__name__)
 
 
 class GateNotTrained(FileNotFoundError):
     pass
-
-
-def build_mlp(in_dim: int, hidden: int, dropout: float = 0.3):
-    import torch
-
-    return torch.nn.Sequential(
-        torch.nn.Dropout(0.1), torch.nn.Linear(in_dim, hidden), torch.nn.ReLU(),
-        torch.nn.Dropout(dropout), torch.nn.Linear(hidden, 1),
-    )
 
 
 def default_embedder():
@@ -42,16 +33,6 @@ def default_embedder():
     return build_embedder(EmbedderConfig(cache_size=50000))
 
 
-def cue_fingerprint(spec: str) -> str | None:
-    """Identifies one training run of the cue encoder (its meta.json holds losses and timings)."""
-    if spec == "base":
-        return None
-    from core.config import resolve_path
-
-    meta = resolve_path(spec) / "meta.json"
-    return hashlib.sha1(meta.read_bytes()).hexdigest()[:16] if meta.is_file() else None
-
-
 def load_cue_encoder(spec: str):
     from core.config import EmbedderConfig
     from memory.construct.artifacts import cue_encoder
@@ -60,24 +41,29 @@ def load_cue_encoder(spec: str):
 
 
 class GateModel:
-    def __init__(self, mlp, embedder, meta: dict, cue=None):
-        self.mlp = mlp.eval()
+    def __init__(self, embedder, meta: dict, cue=None, role_models=None, pair_model=None):
         self.embedder = embedder
         self.cue = cue
         self.meta = meta
-        self.featurizer = Featurizer(embedder.encode, cue.encode if cue is not None else None)
+        self.role_models = role_models
+        self.pair_model = pair_model
+        self.featurizer = Featurizer(embedder.encode, cue.encode if cue is not None else None, self.roles)
         self.now = None  # NowHead when the artifact holds one (reasoner/gate/now_head.py)
 
+    def roles(self, events: Sequence[Event], vecs: np.ndarray) -> np.ndarray:
+        return role_scores(self.role_models, vecs)
+
     @classmethod
-    def fresh(cls, hidden: int, embedder=None, cue_spec: str | None = None) -> "GateModel":
-        """cue_spec: the cue encoder whose features join MiniLM's (an artifact folder or "base")."""
+    def fresh(cls, embedder=None, cue_spec: str | None = None) -> "GateModel":
+        """cue_spec: the cue encoder whose similarity joins MiniLM's (an artifact folder or "base")."""
         embedder = embedder or default_embedder()
         cue = load_cue_encoder(cue_spec) if cue_spec else None
-        dim = feature_dim(embedder.dim, cue.dim if cue is not None else 0)
-        meta = {"in_dim": dim, "hidden": hidden}
+        meta: dict = {"version": VERSION}
         if cue_spec:
+            from memory.construct.artifacts import cue_fingerprint
+
             meta |= {"cue_encoder": cue_spec, "cue_encoder_fingerprint": cue_fingerprint(cue_spec)}
-        return cls(build_mlp(dim, hidden), embedder, meta, cue)
+        return cls(embedder, meta, cue)
 
     @classmethod
     def load(cls, path: str | Path) -> "GateModel":
@@ -86,21 +72,23 @@ class GateModel:
         with _LOCK:
             if key in _CACHE:
                 return _CACHE[key]
-            if not (path / META).is_file() or not (path / WEIGHTS).is_file():
-                raise GateNotTrained(f"no trained gate at {path} (needs {META} and {WEIGHTS}); "
+            if not (path / META).is_file() or not (path / MODEL).is_file():
+                raise GateNotTrained(f"no trained gate at {path} (needs {META} and {MODEL}); "
                                      f"run `promem train gate` first")
-            import torch
+            import joblib
 
             meta = json.loads((path / META).read_text(encoding="utf-8"))
-            mlp = build_mlp(meta["in_dim"], meta["hidden"])
-            mlp.load_state_dict(torch.load(path / WEIGHTS, map_location="cpu", weights_only=True))
+            if meta.get("version") != VERSION:
+                raise GateNotTrained(f"the gate at {path} is version {meta.get('version', 1)}, this code reads "
+                                     f"version {VERSION}: run `promem train gate` again")
+            bundle = joblib.load(path / MODEL)
             cue = None
             if meta.get("cue_encoder"):
+                from memory.construct.artifacts import warn_if_cue_encoder_changed
+
                 cue = load_cue_encoder(meta["cue_encoder"])
-                if cue_fingerprint(meta["cue_encoder"]) != meta.get("cue_encoder_fingerprint"):
-                    log.warning("the gate at %s was trained with another cue encoder than the one now at %s; "
-                                "retrain it (`promem train gate`)", path, meta["cue_encoder"])
-            gate = cls(mlp, default_embedder(), meta, cue)
+                warn_if_cue_encoder_changed("gate", path, meta, meta["cue_encoder"])
+            gate = cls(default_embedder(), meta, cue, bundle["roles"], bundle["pairs"])
             from reasoner.gate.now_head import NowHead
 
             gate.now = NowHead.load(path, meta.get("now"), gate.featurizer)
@@ -112,12 +100,9 @@ class GateModel:
         return self.meta.get("threshold")
 
     def score_features(self, feats: np.ndarray) -> np.ndarray:
-        import torch
-
         if len(feats) == 0:
             return np.zeros(0, dtype=np.float32)
-        with torch.inference_mode():
-            return torch.sigmoid(self.mlp(torch.from_numpy(feats)).squeeze(-1)).numpy().reshape(-1)
+        return proba(self.pair_model, feats)
 
     def score(self, past: Sequence[Event], current: Event) -> np.ndarray:
         """Probability per past event that an intention formed there is actionable at `current`."""
@@ -133,13 +118,13 @@ class GateModel:
         return sum(len(ids) for ids in tok(texts, truncation=True, max_length=256)["input_ids"])
 
     def save(self, path: str | Path, meta: dict) -> None:
-        import torch
+        import joblib
 
         from core.jsonio import atomic_write_json
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        torch.save(self.mlp.state_dict(), path / WEIGHTS)
+        joblib.dump({"roles": self.role_models, "pairs": self.pair_model}, path / MODEL)
         self.meta = {**self.meta, **meta}
         atomic_write_json(path / META, self.meta)  # last: its presence marks a complete artifact
         with _LOCK:

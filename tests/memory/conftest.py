@@ -31,7 +31,7 @@ def artifacts(tmp_path_factory, instances) -> Path:
     cue_encoder.train(instances, root / "cue-encoder", cue_encoder.load_recipe(epochs=1, held_out=0.0),
                       str(SAMPLE), "test")
     linker.train(instances, root / "linker", linker.load_recipe(held_out=0.0), _lc().memory.embedder,
-                 str(SAMPLE), "test")
+                 str(SAMPLE), "test", cue_spec=str(root / "cue-encoder"))
     return root
 
 

