@@ -191,6 +191,23 @@ def test_link_threshold_is_judged_on_whole_timelines(artifacts, instances):
     assert r_all == hits.sum() / n_gold and r_hi <= r_all and p_all < 0.5  # linking every event is mostly wrong
 
 
+def test_linker_trains_on_the_pairs_construction_scores(instances):
+    """Every event against its m most similar earlier events, once per pair of texts; the gold
+    state changes are the positives, also when a formation is not among the m."""
+    from core.config import EmbedderConfig
+    from core.providers import build_embedder
+    from training.recipes.linker import replay_examples
+
+    texts = sorted({e.text() for i in instances for e in i.events})
+    vec = dict(zip(texts, build_embedder(EmbedderConfig()).encode(texts)))
+    pairs = replay_examples(instances, vec, m=2)
+    gold = {(i.event(it.formation).text(), i.event(it.state_change).text())
+            for i in instances for it in i.intentions if it.state_change}
+    assert {(p.earlier, p.later) for p in pairs if p.label} == gold
+    assert len({(p.earlier, p.later) for p in pairs}) == len(pairs)
+    assert len(pairs) <= sum(2 * (len(i.events) - 1) for i in instances) + len(gold)
+
+
 def _chatty_timeline(n: int = 30) -> list[Event]:
     """A long chat where every turn looks alike: the linker's worst case (cf. LoCoMo-Plus)."""
     topics = ["the garden", "a new job", "the kids' school", "a trip to Rome", "the dog", "a cooking class"]
