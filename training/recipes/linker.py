@@ -4,12 +4,14 @@ Positives are (formation, state change) pairs of CPMBench train instances. Negat
 other pairs that construction scores on the training timelines (every event against its m most
 similar earlier events), plus sampled ones: (formation, another later event, including the
 decision moment) and (another earlier event, state change). Trained on the sampled pairs alone,
-the linker found 58% of the held-out state changes; with the replayed ones, 71%. Two event classifiers come first: "intent" (formation events vs every other event)
-and "change" (state-change events vs every other event); their scores on the training pairs are
-cross-fitted over scenario folds, so that the pair model learns how far to trust them on
-scenarios they were not trained on. The link threshold is chosen for the best F1 of the links
-that construction would make on held-out timelines: every event against its top-m earlier
-events, the likeliest one linked. Writes linker.joblib and meta.json to <cfg.training.artifacts>/linker.
+the linker found 58% of the held-out state changes; with the replayed ones too, 71%.
+
+Two event classifiers come first: "intent" (formation events vs every other event) and "change"
+(state-change events vs every other event); their scores on the training pairs are cross-fitted
+over scenario folds, so that the pair model learns how far to trust them on scenarios they were
+not trained on. The link threshold is chosen for the best F1 of the links that construction
+would make on held-out timelines: every event against its top-m earlier events, the likeliest one
+linked. Writes linker.joblib and meta.json to <cfg.training.artifacts>/linker.
 """
 from __future__ import annotations
 
