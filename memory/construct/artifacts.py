@@ -12,7 +12,7 @@ from core.config import resolve_path
 
 LINKER_FILE = "linker.joblib"
 LINKER_VERSION = 2
-_CACHE: dict[tuple[str, float], Any] = {}
+_CACHE: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
 log = logging.getLogger(__name__)
 
@@ -33,16 +33,23 @@ def meta(path: str | Path) -> dict:
 
 
 def cue_encoder(spec: str, base_embedder_cfg):
-    """spec: an artifact folder, or "base" for the untuned bundled MiniLM (ablation)."""
+    """spec: an artifact folder, or "base" for the untuned bundled MiniLM (ablation).
+
+    One instance per (encoder, embedder settings) in a process: memory and the gate both put the
+    current event in the cue space at every decision, and share the vectors it keeps by text."""
     from core.providers import build_embedder
     from core.providers.embedder import SentenceTransformerEmbedder
 
-    if spec == "base":
-        return build_embedder(base_embedder_cfg)
-    path = resolve_path(spec)
-    _need(path, "cue encoder", "cue-encoder")
-    return SentenceTransformerEmbedder(path=str(path / "model"), batch_size=base_embedder_cfg.batch_size,
-                                     cache_size=base_embedder_cfg.cache_size)
+    path = None if spec == "base" else resolve_path(spec)
+    if path is not None:
+        _need(path, "cue encoder", "cue-encoder")
+    key = ("cue", str(path or spec), base_embedder_cfg.model_dump_json())
+    with _LOCK:
+        if key not in _CACHE:
+            _CACHE[key] = build_embedder(base_embedder_cfg) if path is None else SentenceTransformerEmbedder(
+                path=str(path / "model"), batch_size=base_embedder_cfg.batch_size,
+                cache_size=base_embedder_cfg.cache_size)
+        return _CACHE[key]
 
 
 def cue_fingerprint(spec: str) -> str | None:

@@ -17,7 +17,7 @@ from reasoner.gate.features import Featurizer
 META = "meta.json"
 MODEL = "model.joblib"
 VERSION = 2  # 1: an MLP over embedding features (model.pt)
-_CACHE: dict[str, "GateModel"] = {}
+_CACHE: dict[tuple, "GateModel"] = {}
 _LOCK = threading.Lock()
 
 
@@ -33,11 +33,13 @@ def default_embedder():
     return build_embedder(EmbedderConfig(cache_size=50000))
 
 
-def load_cue_encoder(spec: str):
+def load_cue_encoder(spec: str, embedder_cfg=None):
+    """embedder_cfg: memory's embedder settings when deciding (then memory's own instance of the
+    cue encoder comes back); training keeps more vectors (the default)."""
     from core.config import EmbedderConfig
     from memory.construct.artifacts import cue_encoder
 
-    return cue_encoder(spec, EmbedderConfig(cache_size=50000))
+    return cue_encoder(spec, embedder_cfg or EmbedderConfig(cache_size=50000))
 
 
 class GateModel:
@@ -66,9 +68,10 @@ class GateModel:
         return cls(embedder, meta, cue)
 
     @classmethod
-    def load(cls, path: str | Path) -> "GateModel":
+    def load(cls, path: str | Path, embedder_cfg=None) -> "GateModel":
+        """embedder_cfg: memory's embedder settings, to share its cue encoder (see load_cue_encoder)."""
         path = Path(path)
-        key = str(path.resolve())
+        key = (str(path.resolve()), embedder_cfg.model_dump_json() if embedder_cfg is not None else None)
         with _LOCK:
             if key in _CACHE:
                 return _CACHE[key]
@@ -86,7 +89,7 @@ class GateModel:
             if meta.get("cue_encoder"):
                 from memory.construct.artifacts import warn_if_cue_encoder_changed
 
-                cue = load_cue_encoder(meta["cue_encoder"])
+                cue = load_cue_encoder(meta["cue_encoder"], embedder_cfg)
                 warn_if_cue_encoder_changed("gate", path, meta, meta["cue_encoder"])
             gate = cls(default_embedder(), meta, cue, bundle["roles"], bundle["pairs"])
             from reasoner.gate.now_head import NowHead
@@ -128,4 +131,5 @@ class GateModel:
         self.meta = {**self.meta, **meta}
         atomic_write_json(path / META, self.meta)  # last: its presence marks a complete artifact
         with _LOCK:
-            _CACHE.pop(str(path.resolve()), None)
+            for key in [k for k in _CACHE if k[0] == str(path.resolve())]:
+                del _CACHE[key]

@@ -51,7 +51,7 @@ class GateScorer:
 
     def __init__(self, cfg):
         self.gcfg = cfg.reasoner.gate
-        self.model = GateModel.load(resolve_path(self.gcfg.path))
+        self.model = GateModel.load(resolve_path(self.gcfg.path), cfg.memory.embedder)
         cal = self.model.threshold
         self.threshold = float(cal) if (cal is not None and self.gcfg.use_calibrated) else self.gcfg.threshold
 

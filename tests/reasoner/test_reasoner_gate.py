@@ -66,6 +66,17 @@ def test_gate_training_loss_falls_and_artifact_reloads(trained_gate, sample_inst
 
 
 @pytest.mark.slow
+def test_gate_and_memory_share_one_cue_encoder(trained_gate):
+    """Both put the current event in the cue space at every decision: one instance, one cache."""
+    from memory.construct.artifacts import cue_encoder
+    from reasoner.gate.reasoner import GateScorer
+
+    cfg = cfg_with(gate={"path": str(trained_gate[0])})
+    scorer = GateScorer(cfg)
+    assert scorer.model.cue is cue_encoder("base", cfg.memory.embedder)
+
+
+@pytest.mark.slow
 def test_gate_reasoner_decides_with_contract_fields(trained_gate, sample_instances):
     out, _ = trained_gate
     cfg = cfg_with(backend="gate", gate={"path": str(out), "use_calibrated": False, "threshold": 0.0})
