@@ -8,18 +8,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.formats import Event, Instance, read_records
+from reasoner.gate.pairs import group_key
 
 log = logging.getLogger(__name__)
-
-
-def scenario_of(inst: Instance) -> str:
-    # generated ids are <scenario seed>-<number>-<variant>: variants of one seed share their story
-    return re.sub(rf"(-\d+)?-{inst.variant}$", "", inst.id)
 
 
 def load(path: str | Path) -> list[Instance]:
@@ -39,11 +34,11 @@ def data_hash(path: str | Path) -> str:
 
 
 def split(instances: list[Instance], held_out: float, seed: int) -> tuple[list[Instance], list[Instance]]:
-    scen = sorted({scenario_of(i) for i in instances})
+    scen = sorted({group_key(i) for i in instances})
     random.Random(seed).shuffle(scen)
     n_val = int(round(len(scen) * held_out)) if len(scen) > 1 else 0
     val = set(scen[:n_val])
-    return [i for i in instances if scenario_of(i) not in val], [i for i in instances if scenario_of(i) in val]
+    return [i for i in instances if group_key(i) not in val], [i for i in instances if group_key(i) in val]
 
 
 @dataclass

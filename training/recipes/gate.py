@@ -172,11 +172,9 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
     feat.embed_cue(events, progress=progress)
 
     # Scenario seeds in folds: the role scores and the threshold are both cross-fitted over them.
-    seeds = sorted({group_key(i) for i in instances})
-    random.Random(recipe.seed).shuffle(seeds)
-    n_folds = recipe.folds if recipe.folds > 1 and len(seeds) > 1 else 1
-    fold_of_seed = {s: n % n_folds for n, s in enumerate(seeds)}
-    role_of = roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold_of_seed[group_key(i)], recipe.C, recipe.seed)
+    n_folds = recipe.folds if recipe.folds > 1 and len({group_key(i) for i in instances}) > 1 else 1
+    fold = roles.scenario_folds(instances, n_folds, recipe.seed)
+    role_of = roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[i.id], recipe.C, recipe.seed)
     fit_feat = Featurizer(feat.encode, feat.cue_encode, lambda evs, _: np.stack([role_of[e.text()] for e in evs]))
 
     def most_alike(moment: Event, earlier: Sequence[Event]) -> Event:
@@ -189,8 +187,7 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
         raise ValueError("no positive training pairs: the training data holds no usable positive instances")
     X = np.concatenate([fit_feat.features([p.past], p.current) for p in pairs])
     Y = np.array([p.label for p in pairs], dtype=np.int64)
-    seed_of = {i.id: group_key(i) for i in instances}
-    groups = np.array([fold_of_seed[seed_of[p.instance]] for p in pairs])
+    groups = np.array([fold[p.instance] for p in pairs])
     log.info("gate: %d training pairs (%d positive) from %d instances, %d-fold calibration",
              len(pairs), int(Y.sum()), len(instances), n_folds if n_folds > 1 else 0)
 
@@ -206,7 +203,7 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
             print(f"train gate: fold {k + 1}/{n_folds}", flush=True)
         fold_gate = GateModel(gate.embedder, gate.meta, gate.cue, None, fit_pairs(X[train_rows], Y[train_rows], recipe)[0])
         fold_gate.featurizer = fit_feat  # this fold's role scores came from classifiers that never saw it
-        for inst in (i for i in instances if fold_of_seed[group_key(i)] == k):
+        for inst in (i for i in instances if fold[i.id] == k):
             scores = fold_gate.score(*calibration_candidates(inst, feat, recipe.calib_candidates))
             per_instance.append((inst.variant, float(scores.max()) if len(scores) else 0.0))
             for moment in ordinary_moments(inst, moment_rng, recipe.calib_moments):

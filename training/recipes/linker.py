@@ -124,12 +124,8 @@ def _link_prf(probs: np.ndarray, hits: np.ndarray, n_gold: int, t: float) -> tup
 
 def _roles_out_of_fold(instances, vec, r) -> dict[str, np.ndarray]:
     """text -> (intent, change) scores, each from classifiers trained without its scenario's fold."""
-    import random
-
-    scen = sorted({data.scenario_of(i) for i in instances})
-    random.Random(r.seed).shuffle(scen)
-    fold = {s: n % max(1, r.folds) for n, s in enumerate(scen)}
-    return roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[data.scenario_of(i)], r.C, r.seed)
+    fold = roles.scenario_folds(instances, r.folds, r.seed)
+    return roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[i.id], r.C, r.seed)
 
 
 def _pair_xy(pairs, vec, cue_vec, role_of) -> tuple[np.ndarray, np.ndarray]:
