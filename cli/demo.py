@@ -75,21 +75,35 @@ def step_train_data(ctx: DemoContext) -> None:
     print(f"      {len(instances)} generated training timelines -> {path}")
 
 
+def stale_reason(recipe: str, where, cue_spec: str) -> str | None:
+    """Why the artifact at `where` must be trained again, or None if it can be used as it is."""
+    import importlib
+    import json
+
+    from memory.construct.artifacts import cue_fingerprint
+
+    if not (where / "meta.json").is_file():
+        return "not trained yet"
+    version = getattr(importlib.import_module(f"training.recipes.{recipe.replace('-', '_')}"), "VERSION", None)
+    meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
+    if version is not None and meta.get("version") != version:
+        return f"it is version {meta.get('version')}, this code reads version {version}"
+    if meta.get("cue_encoder_fingerprint", "absent") not in ("absent", cue_fingerprint(cue_spec)):
+        return "it was trained with another cue encoder"
+    return None
+
+
 def _train_step(recipe: str, artifact: Callable[[Any], str]) -> Callable[[DemoContext], None]:
     def step(ctx: DemoContext) -> None:
         from core.config import resolve_path
 
         where = resolve_path(artifact(ctx.cfg))
+        why = stale_reason(recipe, where, ctx.cfg.memory.construction.cue_encoder)
+        if why is None:
+            print(f"      {where} already trained")
+            return
         if (where / "meta.json").is_file():
-            import importlib
-            import json
-
-            version = getattr(importlib.import_module(f"training.recipes.{recipe.replace('-', '_')}"), "VERSION", None)
-            found = json.loads((where / "meta.json").read_text(encoding="utf-8")).get("version")
-            if version is None or found == version:
-                print(f"      {where} already trained")
-                return
-            print(f"      {where} is version {found}, this code reads version {version}: training it again")
+            print(f"      {where}: {why}; training it again")
         if _promem("train", recipe, "-c", ctx.cfg.source) != 0:
             raise StepFailed(f"promem train {recipe} failed")
 

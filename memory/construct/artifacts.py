@@ -11,7 +11,8 @@ from typing import Any
 from core.config import resolve_path
 
 LINKER_FILE = "linker.joblib"
-LINKER_VERSION = 2
+LINKER_VERSION = 3  # 3: two features of how far a pair stands out from the other candidates
+CUE_ENCODER_VERSION = 2
 _CACHE: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
 log = logging.getLogger(__name__)
@@ -43,6 +44,11 @@ def cue_encoder(spec: str, base_embedder_cfg):
     path = None if spec == "base" else resolve_path(spec)
     if path is not None:
         _need(path, "cue encoder", "cue-encoder")
+        found = meta(path).get("version")
+        if found != CUE_ENCODER_VERSION:
+            raise MissingArtifact(f"the cue encoder at {path} is version {found}, this code reads version "
+                                  f"{CUE_ENCODER_VERSION}: run `promem train cue-encoder` again (then the "
+                                  "linker and the gate, which read its vectors)")
     key = ("cue", str(path or spec), base_embedder_cfg.model_dump_json())
     with _LOCK:
         if key not in _CACHE:
@@ -88,7 +94,8 @@ def linker(spec: str, cue_spec: str | None = None):
             if bundle.get("version") != LINKER_VERSION:
                 raise MissingArtifact(f"the linker at {path} is version {bundle.get('version')}, this code reads "
                                       f"version {LINKER_VERSION}: run `promem train linker` again")
-            _CACHE[key] = LinkModel(bundle["intent"], bundle["change"], bundle["state_change"], bundle["threshold"])
+            _CACHE[key] = LinkModel(bundle["intent"], bundle["change"], bundle["state_change"], bundle["threshold"],
+                                    bundle["intent_threshold"])
     if cue_spec is not None:
         warn_if_cue_encoder_changed("linker", path, meta(path), cue_spec)
     return _CACHE[key]

@@ -39,7 +39,7 @@ class EncoderConstructor:
             i += len(fs)
             # the event cue: the situation in the cue space, where later opportunities land near it
             b.cues = [NewCue("event", texts[n], cue_vecs[n])] + time_cues(e)
-            if intent is not None and intent[n] >= 0.5:
+            if intent is not None and intent[n] >= self.linker.intent_threshold:
                 b.intentions = [(texts[n], float(intent[n]))]
             out.append(b)
         return out

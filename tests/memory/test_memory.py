@@ -144,6 +144,38 @@ def test_training_writes_versioned_artifacts(artifacts):
     assert (artifacts / "linker" / "linker.joblib").is_file()
 
 
+def test_cue_encoder_reads_long_events_whole(artifacts, tmp_path):
+    """Trained on short inputs, it still reads a conversation as far as the bundled MiniLM does:
+    two events that differ only after token 96 get different cue vectors."""
+    import json
+    import shutil
+
+    from core.config import EmbedderConfig
+    from core.providers import build_embedder
+    from memory.construct.artifacts import MissingArtifact, cue_encoder
+
+    cue = cue_encoder(str(artifacts / "cue-encoder"), EmbedderConfig(cache_size=0))
+    assert cue.model.max_seq_length == build_embedder(EmbedderConfig()).model.max_seq_length == 256
+    head = "[Ann] " + " ".join(f"we talked about item {n} for a while." for n in range(20))
+    a, b = cue.encode([head + " I never lift anything heavy since my surgery.", head + " Let us get pizza."])
+    assert float(a @ b) < 0.999
+
+    old = tmp_path / "cue-encoder"
+    shutil.copytree(artifacts / "cue-encoder", old)
+    meta = json.loads((old / "meta.json").read_text()) | {"version": 1}
+    (old / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(MissingArtifact, match="version 1.*promem train cue-encoder"):
+        cue_encoder(str(old), EmbedderConfig())
+
+    # `make demo` trains again what an outdated encoder fed, not only the encoder
+    from cli.demo import stale_reason
+
+    assert stale_reason("cue-encoder", old, str(old)).startswith("it is version 1")
+    assert stale_reason("linker", artifacts / "linker", str(artifacts / "cue-encoder")) is None
+    assert stale_reason("linker", artifacts / "linker", str(old)) == "it was trained with another cue encoder"
+    assert stale_reason("gate", tmp_path / "no-gate", str(old)) == "not trained yet"
+
+
 def test_linker_is_tied_to_its_cue_encoder(artifacts, tmp_path, caplog):
     import json
     import shutil
@@ -206,6 +238,40 @@ def test_linker_trains_on_the_pairs_construction_scores(instances):
     assert {(p.earlier, p.later) for p in pairs if p.label} == gold
     assert len({(p.earlier, p.later) for p in pairs}) == len(pairs)
     assert len(pairs) <= sum(2 * (len(i.events) - 1) for i in instances) + len(gold)
+
+
+def test_linker_sees_in_training_what_construction_shows_it(artifacts, instances):
+    """The pair features of training (how far a pair stands out from the later event's m
+    candidates included) are those construction computes, so the probabilities agree."""
+    import json
+
+    import numpy as np
+
+    from core.config import EmbedderConfig
+    from core.providers import build_embedder
+    from memory.construct.artifacts import cue_encoder, linker
+    from training.recipes.linker import _pair_xy, candidate_means, replay_examples
+
+    model = linker(str(artifacts / "linker"))
+    texts = sorted({e.text() for i in instances for e in i.events})
+    vec = dict(zip(texts, build_embedder(EmbedderConfig()).encode(texts)))
+    cue = dict(zip(texts, cue_encoder(str(artifacts / "cue-encoder"), EmbedderConfig()).encode(texts)))
+    inst = instances[0]
+    evs = sorted(inst.events, key=lambda e: e.dt)
+    V = np.vstack([vec[e.text()] for e in evs])
+    C = np.vstack([cue[e.text()] for e in evs])
+    cand = np.argsort(-(V[:-1] @ V[-1]))[:3]
+    at_construction = model.probs(V[cand], C[cand], V[-1], C[-1])
+
+    pairs = [p for p in replay_examples([inst], vec, m=3) if p.later == evs[-1].text()]
+    intent, change = model.roles(np.vstack([vec[t] for t in texts]))
+    role_of = {t: (i, c) for t, i, c in zip(texts, intent, change)}
+    X, _ = _pair_xy(pairs, vec, cue, role_of, candidate_means([inst], vec, cue, m=3))
+    in_training = model.state_change.predict_proba(X)[:, 1]
+    assert [p.earlier for p in pairs] == [evs[c].text() for c in cand]
+    assert np.allclose(in_training, at_construction, atol=1e-5)
+    meta = json.loads((artifacts / "linker" / "meta.json").read_text())
+    assert model.intent_threshold == meta["metrics"]["intent_threshold"]
 
 
 def _chatty_timeline(n: int = 30) -> list[Event]:

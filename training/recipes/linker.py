@@ -9,9 +9,10 @@ the linker found 58% of the held-out state changes; with the replayed ones too, 
 Two event classifiers come first: "intent" (formation events vs every other event) and "change"
 (state-change events vs every other event); their scores on the training pairs are cross-fitted
 over scenario folds, so that the pair model learns how far to trust them on scenarios they were
-not trained on. The link threshold is chosen for the best F1 of the links that construction
-would make on held-out timelines: every event against its top-m earlier events, the likeliest one
-linked. Writes linker.joblib and meta.json to <cfg.training.artifacts>/linker.
+not trained on. The intent threshold (an event at or above it is stored as an intention) is the
+best F1 on held-out events. The link threshold is chosen for the best F1 of the links that
+construction would make on held-out timelines: every event against its top-m earlier events, the
+likeliest one linked. Writes linker.joblib and meta.json to <cfg.training.artifacts>/linker.
 """
 from __future__ import annotations
 
@@ -72,19 +73,25 @@ def _prf(y: np.ndarray, p: np.ndarray, t: float) -> tuple[float, float, float]:
     return _link_prf(p, y == 1, int((y == 1).sum()), t)
 
 
+def _candidates(inst, vec: dict, m: int):
+    """(events in time order, their MiniLM vectors, [(j, indices of event j's m most similar
+    earlier events)]): what construction compares each event with."""
+    evs = sorted(inst.events, key=lambda e: e.dt)
+    V = np.vstack([vec[e.text()] for e in evs])
+    return evs, V, [(j, np.argsort(-(V[:j] @ V[j]))[:m]) for j in range(1, len(evs))]
+
+
 def timeline_links(model: LinkModel, instances, vec: dict, cue_vec: dict, m: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Each event against its m most similar earlier events, as construction links: per event the
     likeliest candidate's probability and whether that pair is a gold state change; plus the
     number of gold state changes."""
     probs, hits, n_gold = [], [], 0
     for inst in instances:
-        evs = sorted(inst.events, key=lambda e: e.dt)
+        evs, V, cands = _candidates(inst, vec, m)
         gold = {(i.formation, i.state_change) for i in inst.intentions if i.state_change}
         n_gold += len(gold)
-        V = np.vstack([vec[e.text()] for e in evs])
         C = np.vstack([cue_vec[e.text()] for e in evs])
-        for j in range(1, len(evs)):
-            cand = np.argsort(-(V[:j] @ V[j]))[:m]
+        for j, cand in cands:
             p = model.probs(V[cand], C[cand], V[j], C[j])
             b = int(np.argmax(p))
             probs.append(float(p[b]))
@@ -97,12 +104,11 @@ def replay_examples(instances, vec: dict, m: int) -> list:
     (label 1 for a gold state change), once per distinct pair of texts."""
     out, seen = [], set()
     for inst in instances:
-        evs = sorted(inst.events, key=lambda e: e.dt)
+        evs, _, cands = _candidates(inst, vec, m)
         gold = {(inst.event(i.formation).text(), inst.event(i.state_change).text())
                 for i in inst.intentions if i.state_change}
-        V = np.vstack([vec[e.text()] for e in evs])
-        for j in range(1, len(evs)):
-            for c in np.argsort(-(V[:j] @ V[j]))[:m]:
+        for j, cand in cands:
+            for c in cand:
                 key = (evs[c].text(), evs[j].text())
                 if key not in seen:
                     seen.add(key)
@@ -110,6 +116,19 @@ def replay_examples(instances, vec: dict, m: int) -> list:
         for key in gold - seen:  # a state change whose formation is not among the m: still a positive
             seen.add(key)
             out.append(data.PairExample(*key, 1))
+    return out
+
+
+def candidate_means(instances, vec: dict, cue_vec: dict, m: int) -> dict[str, tuple[float, float]]:
+    """later event text -> its mean (MiniLM, cue-encoder) cosines with the m most similar earlier
+    events of its timeline, as construction sees them (the first timeline a text appears in)."""
+    out: dict[str, tuple[float, float]] = {}
+    for inst in instances:
+        evs, V, cands = _candidates(inst, vec, m)
+        C = np.vstack([cue_vec[e.text()] for e in evs])
+        for j, cand in cands:
+            if evs[j].text() not in out:
+                out[evs[j].text()] = (float((V[cand] @ V[j]).mean()), float((C[cand] @ C[j]).mean()))
     return out
 
 
@@ -128,23 +147,29 @@ def _roles_out_of_fold(instances, vec, r) -> dict[str, np.ndarray]:
     return roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[i.id], r.C, r.seed)
 
 
-def _pair_xy(pairs, vec, cue_vec, role_of) -> tuple[np.ndarray, np.ndarray]:
+def _pair_xy(pairs, vec, cue_vec, role_of, means) -> tuple[np.ndarray, np.ndarray]:
     a = [e.earlier for e in pairs]
     b = [e.later for e in pairs]
-    X = link_features(np.array([vec[x] @ vec[y] for x, y in zip(a, b)]),
-                      np.array([cue_vec[x] @ cue_vec[y] for x, y in zip(a, b)]),
-                      np.array([role_of[x][0] for x in a]), np.array([role_of[x][1] for x in a]),
-                      np.array([role_of[y][0] for y in b]), np.array([role_of[y][1] for y in b]))
+    cm = np.array([vec[x] @ vec[y] for x, y in zip(a, b)])
+    cc = np.array([cue_vec[x] @ cue_vec[y] for x, y in zip(a, b)])
+    mean = [means.get(y) for y in b]
+    X = link_features(cm, cc, np.array([role_of[x][0] for x in a]), np.array([role_of[x][1] for x in a]),
+                      np.array([role_of[y][0] for y in b]), np.array([role_of[y][1] for y in b]),
+                      np.array([m[0] if m else c for m, c in zip(mean, cm)]),
+                      np.array([m[1] if m else c for m, c in zip(mean, cc)]))
     return X, np.array([e.label for e in pairs])
 
 
-def _role_prf(model, instances, vec, role: str):
+def _role_prf(model, instances, vec, role: str, pick: bool = False):
+    """(threshold, precision, recall, F1) of an event classifier on held-out events; pick: the
+    threshold with the best F1 (class weighting pushes its probabilities towards the rare positives)."""
     ex = roles.role_examples(instances, role)
     if not ex:
-        return (None,) * 3
+        return (0.5, None, None, None)
     y = np.array([lab for _, lab in ex])
     p = model.predict_proba(np.vstack([vec[t] for t, _ in ex]))[:, 1]
-    return _prf(y, p, 0.5)
+    t = max(np.linspace(0.05, 0.95, 19).round(2), key=lambda t: (round(_prf(y, p, t)[2], 9), -t)) if pick else 0.5
+    return (float(t), *_prf(y, p, t))
 
 
 def _embed(model, texts: list[str], desc: str) -> dict:
@@ -179,7 +204,8 @@ def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", da
     pairs = replay_examples(tr, vec, link_candidates)
     seen = {(e.earlier, e.later) for e in pairs}
     pairs += [e for e in data.link_examples(tr, r.negatives, r.seed) if (e.earlier, e.later) not in seen]
-    X, y = _pair_xy(pairs, vec, cue_vec, _roles_out_of_fold(tr, vec, r))
+    X, y = _pair_xy(pairs, vec, cue_vec, _roles_out_of_fold(tr, vec, r),
+                    candidate_means(tr, vec, cue_vec, link_candidates))
     if len(set(y.tolist())) < 2:
         raise SystemExit(f"promem train {NAME}: the training data needs both positive and negative examples")
     pair_model = HistGradientBoostingClassifier(
@@ -202,8 +228,9 @@ def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", da
         model.threshold = tied[len(tied) // 2]
         p, rec, f1 = _prf(y, pc, model.threshold)
         chosen_on = "train pairs"
-    ip = _role_prf(model.intent, val, vec, "formation")
+    ip = _role_prf(model.intent, val, vec, "formation", pick=True)
     cp = _role_prf(model.change, val, vec, "state_change")
+    model.intent_threshold = ip[0]
 
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -216,8 +243,8 @@ def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", da
         "pairs": {"train": len(pairs), "train_positives": int(y.sum())},
         "metrics": {"threshold_chosen_on": chosen_on, "held_out_state_changes": n_gold,
                     "state_change_precision": p, "state_change_recall": rec, "state_change_f1": f1,
-                    "intent_precision": ip[0], "intent_recall": ip[1], "intent_f1": ip[2],
-                    "change_precision": cp[0], "change_recall": cp[1], "change_f1": cp[2]},
+                    "intent_threshold": ip[0], "intent_precision": ip[1], "intent_recall": ip[2], "intent_f1": ip[3],
+                    "change_precision": cp[1], "change_recall": cp[2], "change_f1": cp[3]},
     }
     atomic_write_json(tmp / "meta.json", meta)
     replace_dir(tmp, out)
