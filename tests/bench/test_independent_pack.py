@@ -12,10 +12,11 @@ import pytest
 import yaml
 
 from bench.generator.text import ROLES, fill
-from bench.judges.keywords import addresses
-from bench.packs.independent.build import BUILT, build_instances, load_scenarios, to_jsonl
+from bench.judges.keywords import KeywordJudge, addresses
+from bench.packs.independent import build
+from bench.packs.independent.build import BUILT, SCENARIOS, PackError, build_instances, load_scenarios, to_jsonl
 from bench.validate import validate_file
-from core.formats import CATEGORIES, VARIANTS
+from core.formats import CATEGORIES, VARIANTS, Decision
 
 ROOT = Path(__file__).resolve().parents[2]
 GEN = ROOT / "bench" / "generator"
@@ -69,6 +70,10 @@ def test_every_instance_passes_the_validator():
     good, violations = validate_file(BUILT)
     assert violations == []
     assert len(good) == len(BUILT.read_text(encoding="utf-8").splitlines())
+    cli = subprocess.run([sys.executable, "-m", "cli.main", "bench", "validate", str(BUILT)], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert f"{len(good)} valid instance(s), 0 violation(s)" in cli.stdout
 
 
 def test_size_and_category_spread(scenarios, instances):
@@ -91,6 +96,7 @@ def test_timelines_are_realistic(instances):
 
 
 def test_references_satisfy_their_keywords_and_gold_is_set_per_variant(instances):
+    judge = KeywordJudge()
     for inst in instances:
         if inst.variant == "no_formation":
             assert inst.intentions == []
@@ -98,6 +104,9 @@ def test_references_satisfy_their_keywords_and_gold_is_set_per_variant(instances
         for it in inst.intentions:
             assert addresses(it.reference, it.keywords), inst.id
             assert (it.state_change is not None) == (inst.variant == "state_change"), inst.id
+        if inst.variant == "positive":
+            said = Decision(event_id=inst.decision_event, assist=True, message=inst.intentions[0].reference)
+            assert set(judge.judge(inst, said).values()) == {"TP"}, inst.id
 
 
 def test_variants_differ_only_where_they_should(scenarios, instances):
@@ -161,12 +170,44 @@ def test_no_phrase_of_eight_words_is_shared_with_the_generator(instances):
             assert not shared, f"{inst.id}: {' '.join(sorted(shared)[0])!r} also appears in the generator's seeds"
 
 
+def test_the_builder_reads_nothing_of_the_generator():
+    source = Path(build.__file__).read_text(encoding="utf-8")
+    assert "bench.generator" not in source and "bench/generator" not in source
+
+
+_PACK_REF = re.compile(r"""bench[./]packs|packs[./]independent|independent\.jsonl|["']packs["']""")
+
+
 def test_no_training_or_tuning_code_path_mentions_the_pack():
     hits = []
-    for folder in ("training", "reasoner"):
+    for folder in ("training", "reasoner", "configs"):
         for path in (ROOT / folder).rglob("*"):
-            if path.is_file() and path.suffix in {".py", ".yaml", ".yml", ".json", ".txt", ".md"}:
-                text = path.read_text(encoding="utf-8", errors="replace")
-                if "packs" in text or "independent.jsonl" in text:
+            if path.is_file() and path.suffix in {".py", ".yaml", ".yml", ".json", ".txt", ".md", ".cfg", ".toml"}:
+                if _PACK_REF.search(path.read_text(encoding="utf-8", errors="replace")):
                     hits.append(str(path.relative_to(ROOT)))
-    assert hits == [], f"training/tuning code refers to the independent pack: {hits}"
+    assert hits == [], f"training or tuning code refers to the independent pack: {hits}"
+
+
+def _one_scenario_yaml(**change) -> str:
+    sc = yaml.safe_load(SCENARIOS.read_text(encoding="utf-8"))[0]
+    sc.update(change)
+    return yaml.safe_dump([sc], allow_unicode=True)
+
+
+def test_bad_scenarios_are_named_with_the_file_and_the_reason(tmp_path):
+    bad = tmp_path / "s.yaml"
+    bad.write_text(_one_scenario_yaml(colour="red"), encoding="utf-8")
+    with pytest.raises(PackError, match=r"s\.yaml: scenario #1 \(lagos-toner\).*colour"):
+        load_scenarios(bad)
+    bad.write_text(_one_scenario_yaml(reference="Say something nice."), encoding="utf-8")
+    with pytest.raises(PackError, match="fails its own keywords"):
+        load_scenarios(bad)
+    sc = yaml.safe_load(SCENARIOS.read_text(encoding="utf-8"))[0]
+    late = dict(sc["formation"], at="4 23:59")
+    bad.write_text(_one_scenario_yaml(formation=late), encoding="utf-8")
+    with pytest.raises(PackError, match=r"lagos-toner \(positive\): times must strictly increase"):
+        build_instances(load_scenarios(bad))
+    out = subprocess.run([sys.executable, "-m", "bench.packs.independent.build", "--scenarios", str(bad), "-o",
+                          str(tmp_path / "x.jsonl")], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 1 and "times must strictly increase" in out.stderr
+    assert not (tmp_path / "x.jsonl").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from bench.judges.keywords import addresses
 from core.formats import CATEGORIES, VARIANTS, Event, Instance, Intention, describe_validation_error
@@ -23,7 +23,7 @@ from core.formats import CATEGORIES, VARIANTS, Event, Instance, Intention, descr
 HERE = Path(__file__).resolve().parent
 SCENARIOS = HERE / "scenarios.yaml"
 BUILT = HERE / "independent.jsonl"
-MIN_EVENTS, MAX_EVENTS, MAX_DAYS = 12, 30, 4
+MIN_EVENTS, MAX_EVENTS = 12, 30
 _AT = re.compile(r"^([1-4]) ([01]\d|2[0-3]):([0-5]\d)$")
 
 
@@ -43,8 +43,11 @@ class Moment(BaseModel):
             raise ValueError(f"'at' {v!r} must read '<day 1-4> HH:MM'")
         return v
 
-    def day(self) -> int:
-        return int(self.at.split()[0])
+    @model_validator(mode="after")
+    def _content(self) -> "Moment":
+        if not (self.see.strip() or self.hear.strip()):
+            raise ValueError(f"the event at {self.at!r} needs a 'see' or a 'hear' text")
+        return self
 
     def key(self) -> tuple[int, str]:
         d, hm = self.at.split()
@@ -126,7 +129,8 @@ def _moments(sc: Scenario, variant: str) -> list[tuple[str, Moment]]:
     return picked + [("decision", decision)]
 
 
-def _check(sc: Scenario, variant: str, moments: list[tuple[str, Moment]], where: str) -> None:
+def _check(moments: list[tuple[str, Moment]], where: str) -> None:
+    """The timeline rules of one variant: strictly increasing times, 12-30 events, no event twice."""
     keys = [m.key() for _, m in moments]
     for a, b in zip(keys, keys[1:]):
         if not a < b:
@@ -144,7 +148,7 @@ def build_instances(scenarios: list[Scenario]) -> list[Instance]:
         for variant in VARIANTS:
             where = f"scenario {sc.id} ({variant})"
             moments = _moments(sc, variant)
-            _check(sc, variant, moments, where)
+            _check(moments, where)
             events: list[Event] = []
             ids: dict[str, str] = {}
             for i, (role, m) in enumerate(moments, start=1):
