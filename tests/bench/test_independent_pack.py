@@ -31,7 +31,7 @@ like me more most my near next no nor not now of off on once one only or other o
 same she should so some still such than that the their them then there these they this those
 through to too two under until up very was we were what when where which while who why will with
 would yes you your uh um er mm eh ehn oh ah ok okay o sha abeg oya come go going see say said know
-want need let make take look please thank thanks user sir madam ma
+want need let make take look please thank thanks user sir madam ma señora señor
 """.split())
 
 
