@@ -131,12 +131,11 @@ class Decider:
                                 instance.id, decision.retrieved, ids)
                 decision.retrieved = ids
         decision.timing_ms = {**timing, **{k: v for k, v in decision.timing_ms.items() if k not in timing}}
-        out = decision.dump()
-        if out.get("context_tokens") is None:
+        if decision.context_tokens is None:
             # What the reasoner saw, as text: persona, the recalled events and the current one.
-            out["context_tokens"] = count_tokens("\n".join([instance.persona, *(r.event.text() for r in recalled),
-                                                            current.text()]))
-        return out
+            decision.context_tokens = count_tokens("\n".join([instance.persona, *(r.event.text() for r in recalled),
+                                                              current.text()]))
+        return decision.dump()
 
     def close(self) -> None:
         self.system.close()

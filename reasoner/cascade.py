@@ -32,7 +32,6 @@ class CascadeReasoner:
                             timing_ms={"gate": gate_ms, "reason": gate_ms}, llm_called=False,
                             context_tokens=gate_tokens, gate_score=round(best, 4))
         d = self.llm.decide(persona, past, current)
-        extra = d.model_extra or {}
         d.timing_ms = {**d.timing_ms, "gate": gate_ms, "reason": d.timing_ms.get("reason", 0.0) + gate_ms}
-        return d.model_copy(update={"context_tokens": int(extra.get("context_tokens", 0)) + gate_tokens,
+        return d.model_copy(update={"context_tokens": (d.context_tokens or 0) + gate_tokens,
                                     "llm_called": True, "gate_score": round(best, 4)})
