@@ -18,7 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from tqdm import tqdm
 
@@ -27,6 +27,9 @@ from bench.metrics import compute_metrics
 from core.config import REPO_ROOT, Config, resolve_path
 from core.formats import Decision, Instance
 from core.jsonio import atomic_write_json
+
+if TYPE_CHECKING:
+    from bench.systems import BenchSystem
 
 log = logging.getLogger(__name__)
 
@@ -87,13 +90,13 @@ def config_hash(cfg: Config, retrieval_only: bool) -> str:
 
 
 class Decider:
-    """One system + the shared reasoner; built once per process."""
+    """One system (the BenchSystem contract) + the shared reasoner; built once per process."""
 
     def __init__(self, system_name: str, cfg: Config, retrieval_only: bool):
         from bench.systems import build_system
 
         try:
-            self.system = build_system(system_name, cfg)
+            self.system: BenchSystem = build_system(system_name, cfg)
         except Exception as exc:  # missing artifacts, bad config: one clear line, not a traceback
             raise HarnessError(f"cannot build system {system_name!r}: {type(exc).__name__}: {exc}") from exc
         self.retrieval_only = retrieval_only
@@ -118,7 +121,7 @@ class Decider:
         t0 = time.perf_counter()
         recalled = self.system.recall(instance, past, current)
         t1 = time.perf_counter()
-        timing = dict(getattr(self.system, "last_timing", None) or {"retrieve": round((t1 - t0) * 1000, 2)})
+        timing = dict(self.system.last_timing or {"retrieve": round((t1 - t0) * 1000, 2)})
         ids = [r.event.id for r in recalled]
         if self.reasoner is None:
             decision = Decision(event_id=current.id, assist=False, retrieved=ids, retrieval_only=True)
@@ -131,12 +134,11 @@ class Decider:
                                 instance.id, decision.retrieved, ids)
                 decision.retrieved = ids
         decision.timing_ms = {**timing, **{k: v for k, v in decision.timing_ms.items() if k not in timing}}
-        out = decision.dump()
-        if out.get("context_tokens") is None:
+        if decision.context_tokens is None:
             # What the reasoner saw, as text: persona, the recalled events and the current one.
-            out["context_tokens"] = count_tokens("\n".join([instance.persona, *(r.event.text() for r in recalled),
-                                                            current.text()]))
-        return out
+            decision.context_tokens = count_tokens("\n".join([instance.persona, *(r.event.text() for r in recalled),
+                                                              current.text()]))
+        return decision.dump()
 
     def close(self) -> None:
         self.system.close()

@@ -28,8 +28,6 @@ def _get(decision: Decision | Mapping[str, Any], key: str, default: Any = None) 
     if isinstance(decision, Mapping):
         return decision.get(key, default)
     value = getattr(decision, key, None)
-    if value is None and decision.model_extra:
-        value = decision.model_extra.get(key)
     return default if value is None else value
 
 

@@ -44,6 +44,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from core.registry import UnknownBackend
     from perception.clips import ClipFolderError
     from perception.pipeline import perceive_folder, write_outputs
 
@@ -59,7 +60,7 @@ def run(args) -> int:
     try:
         report = perceive_folder(clip_dir, cfg, workers=args.workers, cache_dir=args.cache_dir,
                                  progress=not args.no_progress)
-    except ClipFolderError as exc:
+    except (ClipFolderError, UnknownBackend) as exc:  # a backend the config names is checked before any clip
         print(f"promem perceive: {exc}", file=sys.stderr)
         return EXIT_BAD_ARGS
     if not report.results:

@@ -105,12 +105,33 @@ class Decision(_Open):
     evidence: list[str] = []
     retrieved: list[str] = []
     timing_ms: dict[str, float] = {}
+    # Diagnostics: written only when a reasoner, the guard or the harness set them (see dump).
+    llm_called: Optional[bool] = None  # a large model was asked (the bench's LLM-call share)
+    context_tokens: Optional[int] = None  # tokens of context the reasoner read
+    gate_score: Optional[float] = None  # the gate's best pair score at this moment
+    now_score: Optional[float] = None  # the gate's now head, asked when no open past event was left
+    resolved: Optional[list[str]] = None  # recalled events dismissed because a state change resolved them
+    error: Optional[str] = None  # why the reasoner answered silence instead of deciding ("llm: ...", "parse: ...")
+    raw_output: Optional[str] = None  # start of a model answer that could not be parsed
+    reasoning: Optional[str] = None  # the model's reasoning trace
+    guard: Optional[str] = None  # why the over-proactivity guard silenced or narrowed the decision
+    suppressed_message: Optional[str] = None  # the message the guard kept back
+    retrieval_only: Optional[bool] = None  # the bench asked no reasoner, only the memory
 
     @model_validator(mode="after")
     def _message_iff_assist(self) -> "Decision":
         if not self.assist:
             self.message = None
         return self
+
+    def dump(self) -> dict[str, Any]:
+        # A diagnostic is written only when it was set, so decisions keep the keys they always had.
+        unset = DIAGNOSTICS - self.model_fields_set
+        return self.model_dump(mode="json", exclude_none=False, exclude=unset or None)
+
+
+DIAGNOSTICS = frozenset(("llm_called", "context_tokens", "gate_score", "now_score", "resolved", "error",
+                         "raw_output", "reasoning", "guard", "suppressed_message", "retrieval_only"))
 
 
 class Profile(_Open):

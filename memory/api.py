@@ -91,9 +91,10 @@ class Memory:
         rows = self.store.rows(self.user, "facts", [i for i, _ in hits])
         for fid, score in hits:
             if fid in rows:
-                ev, text, ts = rows[fid]
-                if ts < b.ts and ev != b.event.id and (ev not in best or best[ev][0] < score):
-                    best[ev] = (score, text)
+                row = rows[fid]
+                ev = row.event_id
+                if row.ts < b.ts and ev != b.event.id and (ev not in best or best[ev][0] < score):
+                    best[ev] = (score, row.text)
         local = {p.event.id: p for p in pool if p.ts < b.ts}
         for p in local.values():
             for text, vec in p.facts:
@@ -110,7 +111,7 @@ class Memory:
             if ev in local:
                 out.append(Candidate(local[ev].event, local[ev].vec, text, score, local[ev].cue_vec))
             elif ev in stored:
-                out.append(Candidate(stored[ev][0], vecs[ev], text, score, cue_vecs.get(ev)))
+                out.append(Candidate(stored[ev].event, vecs[ev], text, score, cue_vecs.get(ev)))
         return out
 
     def save(self) -> None:

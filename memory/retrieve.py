@@ -20,11 +20,12 @@ def _best_events(mem, index, table: str, q, n_rows: int, t: float, current_id: s
     for rid, score in hits:
         if rid not in rows:
             continue
-        ev, text, ts = rows[rid]
-        if ts >= t or ev == current_id or ev in seen:
+        row = rows[rid]
+        ev = row.event_id
+        if row.ts >= t or ev == current_id or ev in seen:
             continue
         seen.add(ev)
-        out.append((ev, score, text))
+        out.append((ev, score, row.text))
         if len(out) >= n:
             break
     return out
@@ -35,11 +36,11 @@ def _linked(links, ev: str, chosen) -> list[tuple[str, float, str]]:
     timeline whose events all resemble each other links everything to everything and the
     links crowd the cue hits out of the budget."""
     out = []
-    for src, dst, kind, lscore in links:
-        other = dst if src == ev else src if dst == ev else None
+    for ln in links:
+        other = ln.dst if ln.src == ev else ln.src if ln.dst == ev else None
         if other and other not in chosen:
-            note = f"{kind} of {ev}" if src == ev else f"{ev} is its {kind}"
-            out.append((kind != "state_change", -lscore, other, note))
+            note = f"{ln.kind} of {ev}" if ln.src == ev else f"{ev} is its {ln.kind}"
+            out.append((ln.kind != "state_change", -ln.score, other, note))
     return [(o, -neg, note) for _, neg, o, note in sorted(out)]
 
 
@@ -64,15 +65,16 @@ def retrieve(mem, current: Event, k: int | None = None, vectors=None) -> list[Re
     taken = {ev for ev, *_ in ranked}
     if rc.time_cues:
         n_time = 0
-        for ev, expr, ts in mem.store.time_cues_at(mem.user, t, MAX_WINDOW.total_seconds()):
-            if n_time < rc.k_time and ts < t and ev != current.id and ev not in taken:
+        for row in mem.store.time_cues_at(mem.user, t, MAX_WINDOW.total_seconds()):
+            ev = row.event_id
+            if n_time < rc.k_time and row.ts < t and ev != current.id and ev not in taken:
                 n_time += 1
-                ranked.append((ev, 1.0, "time", expr))
+                ranked.append((ev, 1.0, "time", row.text))
                 taken.add(ev)
     cue = _best_events(mem, mem.cues, "cues", q_cue, max(rc.cue_candidates, rc.k_cue), t, current.id, taken,
                        max(rc.k_cue, rc.cue_candidates) if rc.intent_weight else rc.k_cue)
     if rc.intent_weight and cue:
-        open_ = {ev: s for ev, _, s, status, _ in mem.store.intentions(mem.user) if status == "open"}
+        open_ = {it.event_id: it.score for it in mem.store.intentions(mem.user) if it.status == "open"}
         cue = sorted(cue, key=lambda h: -(h[1] + rc.intent_weight * open_.get(h[0], 0.0)))[:rc.k_cue]
     ranked += [(ev, s, "cue", f) for ev, s, f in cue]
 
@@ -92,14 +94,14 @@ def retrieve(mem, current: Event, k: int | None = None, vectors=None) -> list[Re
                 n_links += 1
 
     all_links = mem.store.links_touching(mem.user, chosen)
-    events = mem.store.events(mem.user, list(chosen) + [dst for _, dst, _, _ in all_links])
+    events = mem.store.events(mem.user, list(chosen) + [ln.dst for ln in all_links])
     out = []
     for ev, (score, path, fact) in chosen.items():
-        if ev not in events or events[ev][1] >= t:
+        if ev not in events or events[ev].ts >= t:
             continue
         # only developments that had happened by now: the reasoner must not see the future
-        later = [Link(dst, kind, float(s)) for src, dst, kind, s in all_links
-                 if src == ev and dst in events and events[dst][1] < t]
-        out.append(Recalled(event=events[ev][0], score=float(score), path=path, fact=fact, links=later))
-    out.sort(key=lambda r: (events[r.event.id][1], r.event.id))
+        later = [Link(ln.dst, ln.kind, float(ln.score)) for ln in all_links
+                 if ln.src == ev and ln.dst in events and events[ln.dst].ts < t]
+        out.append(Recalled(event=events[ev].event, score=float(score), path=path, fact=fact, links=later))
+    out.sort(key=lambda r: (events[r.event.id].ts, r.event.id))
     return out

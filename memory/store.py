@@ -9,7 +9,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, NamedTuple, Optional
 
 import numpy as np
 
@@ -58,6 +58,46 @@ def from_blobs(blobs: list[bytes], dim: int) -> np.ndarray:
     if not blobs:
         return np.zeros((0, dim), dtype=np.float32)
     return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim)
+
+
+class TextRow(NamedTuple):
+    """A fact or cue as retrieval reads it: the event it came from, its text, the event's time."""
+
+    event_id: str
+    text: str
+    ts: float  # the event's time, unix seconds
+
+
+class StoredEvent(NamedTuple):
+    event: Event
+    ts: float  # unix seconds
+
+
+class LinkRow(NamedTuple):
+    src: str  # the earlier event
+    dst: str  # the later event that develops or changes it
+    kind: str  # "state_change" | "development"
+    score: float
+
+
+class IntentionRow(NamedTuple):
+    event_id: str
+    text: str
+    score: float
+    status: str  # "open" | "resolved"
+    resolved_by: Optional[str]
+
+
+class EventError(NamedTuple):
+    """An event stored with its raw facts only, because construction failed on it."""
+
+    event_id: str
+    error: str
+
+
+class VectorRows(NamedTuple):
+    ids: np.ndarray  # int64 row ids, ascending
+    vecs: np.ndarray  # float32, one row per id
 
 
 @dataclass
@@ -183,7 +223,7 @@ class Store:
              "cues": "SELECT MAX(id) FROM cues WHERE user_id=? AND kind='event'"}[table]
         return self.db.execute(q, (user,)).fetchone()[0] or 0
 
-    def vectors_after(self, user: str, table: str, after: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    def vectors_after(self, user: str, table: str, after: int, dim: int) -> VectorRows:
         """(ids, vectors) of the rows an index has not seen yet."""
         q = {"facts": "SELECT t.id, v.vec FROM facts t CROSS JOIN fact_vecs v ON v.id=t.id "
                       "WHERE t.user_id=? AND t.id>? ORDER BY t.id",
@@ -191,10 +231,10 @@ class Store:
                      "WHERE t.user_id=? AND t.kind='event' AND t.id>? ORDER BY t.id"}[table]
         rows = self.db.execute(q, (user, after)).fetchall()
         ids = np.array([r[0] for r in rows], dtype=np.int64)
-        return ids, from_blobs([r[1] for r in rows], dim)
+        return VectorRows(ids, from_blobs([r[1] for r in rows], dim))
 
-    def rows(self, user: str, table: str, ids: Iterable[int]) -> dict[int, tuple[str, str, float]]:
-        """id -> (event_id, text, event ts) for facts or cues of this user only."""
+    def rows(self, user: str, table: str, ids: Iterable[int]) -> dict[int, TextRow]:
+        """id -> its row, for facts or cues of this user only."""
         ids = [int(i) for i in ids]
         if not ids:
             return {}
@@ -203,10 +243,10 @@ class Store:
         q = (f"SELECT t.id, t.event_id, t.text, e.ts FROM {table} t CROSS JOIN events e "
              f"ON e.user_id=t.user_id AND e.id=t.event_id "
              f"WHERE t.id IN ({','.join('?' * len(ids))}) AND +t.user_id=?")  # "+": rowid lookups, not a user scan
-        return {r[0]: (r[1], r[2], r[3]) for r in self.db.execute(q, [*ids, user])}
+        return {r[0]: TextRow(r[1], r[2], r[3]) for r in self.db.execute(q, [*ids, user])}
 
-    def time_cues_at(self, user: str, ts: float, max_window_s: float) -> list[tuple[str, str, float]]:
-        """(event_id, text, event ts) of time cues whose window contains ts, narrowest window first.
+    def time_cues_at(self, user: str, ts: float, max_window_s: float) -> list[TextRow]:
+        """Time cues whose window contains ts, narrowest window first.
 
         Windows are at most max_window_s long, so only starts within that span before ts can match:
         the bound turns a scan of every time cue into an index range.
@@ -214,14 +254,14 @@ class Store:
         q = ("SELECT c.event_id, c.text, e.ts FROM cues c CROSS JOIN events e ON e.user_id=c.user_id AND e.id=c.event_id "
              "WHERE c.user_id=? AND c.kind='time' AND c.start_ts<=? AND c.start_ts>=? AND c.end_ts>? "
              "ORDER BY c.end_ts - c.start_ts, e.ts DESC")
-        return self.db.execute(q, (user, ts, ts - max_window_s, ts)).fetchall()
+        return [TextRow(*r) for r in self.db.execute(q, (user, ts, ts - max_window_s, ts))]
 
-    def events(self, user: str, ids: Iterable[str]) -> dict[str, tuple[Event, float]]:
+    def events(self, user: str, ids: Iterable[str]) -> dict[str, StoredEvent]:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
         q = f"SELECT id, json, ts FROM events WHERE user_id=? AND id IN ({','.join('?' * len(ids))})"
-        return {r[0]: (Event.model_validate(json.loads(r[1])), r[2]) for r in self.db.execute(q, [user, *ids])}
+        return {r[0]: StoredEvent(Event.model_validate(json.loads(r[1])), r[2]) for r in self.db.execute(q, [user, *ids])}
 
     def event_vecs(self, user: str, ids: Iterable[str], dim: int) -> dict[str, np.ndarray]:
         ids = list(dict.fromkeys(ids))
@@ -242,19 +282,20 @@ class Store:
     def all_event_ids(self, user: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM events WHERE user_id=? ORDER BY ts, seq", (user,))]
 
-    def links_touching(self, user: str, event_ids: Iterable[str]) -> list[tuple[str, str, str, float]]:
-        """(src, dst, kind, score) of links from or to any of these events."""
+    def links_touching(self, user: str, event_ids: Iterable[str]) -> list[LinkRow]:
+        """Links from or to any of these events."""
         ids = list(dict.fromkeys(event_ids))
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
         q = (f"SELECT src_event, dst_event, kind, score FROM links WHERE user_id=? "
              f"AND (src_event IN ({marks}) OR dst_event IN ({marks}))")
-        return self.db.execute(q, [user, *ids, *ids]).fetchall()
+        return [LinkRow(*r) for r in self.db.execute(q, [user, *ids, *ids])]
 
-    def intentions(self, user: str) -> list[tuple[str, str, float, str, Optional[str]]]:
-        return self.db.execute("SELECT event_id, text, score, status, resolved_by FROM intentions WHERE user_id=?",
-                               (user,)).fetchall()
+    def intentions(self, user: str) -> list[IntentionRow]:
+        q = "SELECT event_id, text, score, status, resolved_by FROM intentions WHERE user_id=?"
+        return [IntentionRow(*r) for r in self.db.execute(q, (user,))]
 
-    def errors(self, user: str) -> list[tuple[str, str]]:
-        return self.db.execute("SELECT id, error FROM events WHERE user_id=? AND error IS NOT NULL", (user,)).fetchall()
+    def errors(self, user: str) -> list[EventError]:
+        q = "SELECT id, error FROM events WHERE user_id=? AND error IS NOT NULL"
+        return [EventError(*r) for r in self.db.execute(q, (user,))]

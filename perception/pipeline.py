@@ -22,7 +22,7 @@ from perception import keyframes
 from perception.asr import ASRError, build_asr
 from perception.audio import SAMPLE_RATE, clip_audio
 from perception.cache import ClipCache, content_hash, fingerprint
-from perception.captioners import CAPTION_PROMPT, CaptionError, build_captioner, load_prompt
+from perception.captioners import CAPTION_PROMPT, CaptionError, build_captioner, captioner_class, load_prompt
 from perception.clips import Clip, ClipError, discover, start_time
 from perception.probe import probe
 
@@ -117,11 +117,11 @@ class Perceiver:
         self.captioner = _Lazy(lambda: build_captioner(pc.captioner))
         self.asr = _Lazy(lambda: build_asr(pc.asr))
         cap = pc.captioner
-        model = cap.model_path if cap.backend == "qwen-vl" else cap.llm.model if cap.backend == "openai" else None
-        self.caption_fp = fingerprint(PIPELINE_VERSION, cap.backend, model, CAPTION_PROMPT, load_prompt(),
-                                      pc.keyframes.model_dump(), cap.max_new_tokens)
+        cap_cls = captioner_class(cap)
+        self.caption_fp = fingerprint(PIPELINE_VERSION, cap.backend, cap_cls.model_id(cap), CAPTION_PROMPT,
+                                      load_prompt(), pc.keyframes.model_dump(), cap.max_new_tokens)
         self.asr_fp = fingerprint(PIPELINE_VERSION, pc.asr.backend, pc.asr.model, pc.asr.language, pc.asr.compute_type)
-        self.needs_frames = cap.backend != "narration"
+        self.needs_frames = cap_cls.needs_frames
 
     def perceive_clip(self, clip: Clip, event_id: str) -> ClipResult:
         res = ClipResult(clip=clip.rel)
@@ -150,7 +150,6 @@ class Perceiver:
         start, _rule = start_time(clip, info["creation_time"])
 
         narration = sidecar.get("narration")
-        captioner_name = "narration"
         if self.needs_frames:
             got = self.cache.get(key, "caption", self.caption_fp)
             if got is None:
@@ -168,7 +167,10 @@ class Perceiver:
             # A human narration is kept beside the model's caption: it often names what a camera cannot see.
             visual = " ".join(p for p in (_clean(narration), caption) if p) or None
         else:
-            visual = _clean(narration)
+            # A frameless captioner reads no video and loads no model: it is asked per clip, uncached.
+            captioner = self.captioner.get()
+            captioner_name = captioner.name
+            visual = _clean(captioner.caption([], narration))
 
         transcript = sidecar.get("transcript")
         if transcript is not None:

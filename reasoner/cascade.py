@@ -1,6 +1,6 @@
 """Cascade (GPU profile): the gate runs first; only moments it does not dismiss reach the LLM.
 
-The gate's dismiss threshold is cfg.reasoner.gate.threshold (set low, e.g. 0.2, so the gate
+The dismiss level is cfg.reasoner.cascade.dismiss_below (set low, e.g. 0.2, so the gate
 only drops moments that are clearly nothing); the LLM then decides with the full recalled
 past. Decisions carry "llm_called" so the bench can report the share that reached the LLM.
 """
@@ -19,7 +19,7 @@ class CascadeReasoner:
     def __init__(self, cfg, llm=None):
         self.cfg = cfg
         self.scorer = GateScorer(cfg)
-        self.dismiss_below = cfg.reasoner.gate.threshold
+        self.dismiss_below = cfg.reasoner.cascade.dismiss_below
         self.llm = LLMReasoner(cfg, llm=llm)
 
     def decide(self, persona: str, past: Sequence[Recalled], current: Event) -> Decision:
@@ -32,7 +32,6 @@ class CascadeReasoner:
                             timing_ms={"gate": gate_ms, "reason": gate_ms}, llm_called=False,
                             context_tokens=gate_tokens, gate_score=round(best, 4))
         d = self.llm.decide(persona, past, current)
-        extra = d.model_extra or {}
         d.timing_ms = {**d.timing_ms, "gate": gate_ms, "reason": d.timing_ms.get("reason", 0.0) + gate_ms}
-        return d.model_copy(update={"context_tokens": int(extra.get("context_tokens", 0)) + gate_tokens,
+        return d.model_copy(update={"context_tokens": (d.context_tokens or 0) + gate_tokens,
                                     "llm_called": True, "gate_score": round(best, 4)})

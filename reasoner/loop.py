@@ -82,7 +82,7 @@ class DecisionLoop:
             self.memory.add(event)
             counts["decided"] += 1
             counts["assist"] += int(decision.assist)
-            counts["errors"] += int("error" in (decision.model_extra or {}))
+            counts["errors"] += int(decision.error is not None)
             if on_decision:
                 on_decision(event, decision)
         return counts

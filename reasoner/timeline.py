@@ -13,12 +13,11 @@ def timeline_line(event: Event, decision: Decision, width: int = 70) -> str:
     when = event.dt.strftime("%a %d %b %H:%M")
     where = f"[{event.location}] " if event.location else ""
     seen = _short(where + (event.visual or event.audio or ""), width)
-    extra = decision.model_extra or {}
     if decision.assist:
         return f"{when}  {seen}\n{'':17}>> SPEAKS: {decision.message}  (evidence: {', '.join(decision.evidence)})"
     tag = "silent"
-    if "error" in extra:
-        tag = f"silent (error: {_short(str(extra['error']), 60)})"
-    elif "guard" in extra:
+    if decision.error is not None:
+        tag = f"silent (error: {_short(decision.error, 60)})"
+    elif decision.guard is not None:
         tag = "silent (guard: already raised)"
     return f"{when}  {seen:<{width}}  .. {tag}"

@@ -88,7 +88,7 @@ class UserSession:
         found = self.memory.store.events(self.user, [event_id])
         if event_id not in found:
             return None
-        return self.memory.retrieve(found[event_id][0], k)
+        return self.memory.retrieve(found[event_id].event, k)
 
     def close(self) -> None:
         self.memory.close()

@@ -22,6 +22,8 @@ def test_gpu_profile_matches_paper_setup():
     assert (r.k, r.k_content, r.k_cue) == (10, 2, 8)
     assert cfg.memory.construction.link_candidates == 8
     assert cfg.reasoner.llm.base_url.startswith("http://")
+    # the cascade's dismiss level is its own key, low so that only clear non-moments skip the LLM
+    assert (cfg.reasoner.backend, cfg.reasoner.cascade.dismiss_below) == ("cascade", 0.2)
 
 
 def test_unknown_key_names_key_and_file(tmp_path):

@@ -11,9 +11,15 @@ class GateConfig(Section):
     use_now_head: bool = True  # score the moment alone when memory hands over no past event (if trained)
 
 
+class CascadeConfig(Section):
+    # Set low: the gate only drops moments that are clearly nothing; the LLM judges the rest.
+    dismiss_below: float = 0.5  # moments whose best gate score is below this never reach the LLM
+
+
 class ReasonerConfig(Section):
     backend: str = "gate"  # gate (on-device, CPU) | cascade (gate then LLM) | llm
     gate: GateConfig = GateConfig()
+    cascade: CascadeConfig = CascadeConfig()
     llm: LLMConfig = LLMConfig()
     prompt: str = "reasoner.v1"  # reasoner/prompts/<prompt>.txt
     cooldown_hours: float = 12.0

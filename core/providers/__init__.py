@@ -2,6 +2,10 @@
 
 Kinds: "embedder", "llm" here; "captioner", "asr" register in perception.
 """
+from typing import Protocol, Sequence
+
+import numpy as np
+
 from core import registry
 
 registry.register("embedder", "minilm", "core.providers.embedder:MiniLMEmbedder")
@@ -10,7 +14,17 @@ registry.register("llm", "openai", "core.providers.llm_openai:OpenAIChat")
 registry.register("llm", "transformers", "core.providers.llm_transformers:TransformersChat")
 
 
-def build_embedder(cfg):
+class Embedder(Protocol):
+    """A sentence embedder, built from core.config.EmbedderConfig; offline (local weights only)."""
+
+    dim: int  # vector length
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (len(texts), dim), each row L2-normalised so that inner product = cosine."""
+        ...
+
+
+def build_embedder(cfg) -> Embedder:
     """cfg: core.config.EmbedderConfig."""
     return registry.create("embedder", cfg.backend, cfg)
 

@@ -1,8 +1,8 @@
 """Speech recognition backends behind one interface (registry kind "asr").
 
-A backend is built from core.config.perception.ASRConfig and offers
-`transcribe(audio: np.float32 16 kHz mono) -> Transcript` and `name` (e.g. "faster-whisper:tiny.en"),
-which lands in each event's perception.asr.
+A backend is a class registered here and built from core.config.perception.ASRConfig; the
+`ASR` protocol below is its contract. Its cache fingerprint is the config section's backend,
+model, language and compute_type.
 """
 from __future__ import annotations
 
@@ -36,9 +36,14 @@ class Transcript:
 
 
 class ASR(Protocol):
-    name: str
+    """A speech recognition backend; building it loads the model, or raises ASRError saying what
+    to install or cache."""
 
-    def transcribe(self, audio: np.ndarray) -> Transcript: ...
+    name: str  # lands in each event's perception.asr, e.g. "faster-whisper:tiny.en"
+
+    def transcribe(self, audio: np.ndarray) -> Transcript:
+        """Audio as float32 16 kHz mono (empty: an empty Transcript); safe to call from worker threads."""
+        ...
 
 
 class ASRError(RuntimeError):

@@ -8,6 +8,10 @@ class NarrationCaptioner:
     name = "narration"
     needs_frames = False
 
+    @classmethod
+    def model_id(cls, cfg) -> Optional[str]:
+        return None
+
     def __init__(self, cfg=None):
         self.cfg = cfg
 

@@ -34,6 +34,10 @@ def build_messages(prompt: str, frames: list) -> list[dict[str, Any]]:
 class OpenAICaptioner:
     needs_frames = True
 
+    @classmethod
+    def model_id(cls, cfg) -> Optional[str]:
+        return cfg.llm.model
+
     def __init__(self, cfg, client=None):
         from core.providers import build_llm
 

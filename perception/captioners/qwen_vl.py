@@ -11,6 +11,10 @@ from perception.captioners import CaptionError, clean_caption, load_prompt
 class QwenVLCaptioner:
     needs_frames = True
 
+    @classmethod
+    def model_id(cls, cfg) -> Optional[str]:
+        return cfg.model_path
+
     def __init__(self, cfg):
         if not cfg.model_path:
             raise CaptionError("captioner 'qwen-vl' needs perception.captioner.model_path (a local Qwen3-VL weights folder)")

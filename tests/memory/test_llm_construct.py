@@ -10,6 +10,7 @@ from core.formats import Event
 from core.providers.llm_openai import LLMError
 from memory.api import open_memory
 from memory.construct.llm import CuesOut, LLMConstructor, MalformedOutput, extract_json, parse
+from memory.store import LinkRow
 
 
 class ScriptedChat:
@@ -64,8 +65,8 @@ def test_malformed_once_then_valid_builds_cues_time_windows_and_links(llm_cfg):
         assert facts == ["The birthday-candle box is empty."]
         start, end = mem.store.db.execute("SELECT start_ts, end_ts FROM cues WHERE kind='time'").fetchone()
         assert end - start == 5 * 3600  # Saturday 12:00-17:00 local
-        assert mem.store.links_touching("u1", ["e1"]) == [("e1", "e2", "state_change", 1.0)]
-        assert mem.store.intentions("u1")[0][3] == "resolved"
+        assert mem.store.links_touching("u1", ["e1"]) == [LinkRow("e1", "e2", "state_change", 1.0)]
+        assert mem.store.intentions("u1")[0].status == "resolved"
         assert mem.store.errors("u1") == []
         shop = Event(id="e3", time="2026-09-19T13:00:00-07:00", visual="Walking past a party-supply shop.")
         got = mem.retrieve(shop)
@@ -82,7 +83,7 @@ def test_garbage_twice_stores_raw_facts_and_logs(llm_cfg, caplog):
         mem.add(E1)
         assert len(chat.prompts) == 2  # one retry, no more
         errs = mem.store.errors("u1")
-        assert errs and "attempt 2" in errs[0][1] and "timeout" in errs[0][1]
+        assert errs and errs[0].event_id == "e1" and "attempt 2" in errs[0].error and "timeout" in errs[0].error
         facts = [r[0] for r in mem.store.db.execute("SELECT text FROM facts")]
         assert "[kitchen] An empty birthday-candle box in the drawer." in facts
         assert mem.check()["content_index"] == len(facts)
@@ -104,7 +105,7 @@ def test_real_local_model_output_is_validated_and_never_loses_the_event(llm_cfg,
     con = LLMConstructor(llm_cfg)
     with open_memory(llm_cfg, tmp_path / "store", "u1", constructor=con) as mem:
         mem.add_many([E1, E2])
-        errs = dict(mem.store.errors("u1"))
+        errs = {e.event_id: e.error for e in mem.store.errors("u1")}
         assert set(errs) == {"e1", "e2"} and all("attempt 2" in m for m in errs.values())
         c = mem.check()
         assert c["events"] == 2 and c["facts"] >= 2 and c["content_index"] == c["facts"]

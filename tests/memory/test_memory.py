@@ -292,8 +292,8 @@ def test_links_never_crowd_out_the_cue_hits(cfg):
         got = mem.retrieve(events[-1])
     # each new event links to at most one earlier event per kind, however alike the chat is
     per_event: dict = {}
-    for src, dst, kind, _ in links:
-        per_event.setdefault((dst, kind), []).append(src)
+    for ln in links:
+        per_event.setdefault((ln.dst, ln.kind), []).append(ln.src)
     assert all(len(v) == 1 for v in per_event.values()), per_event
     rc = cfg.memory.retrieval
     assert len(got) == rc.k

@@ -122,6 +122,12 @@ def test_exit_code_2_for_bad_command_lines(tmp_path, capsys):
     assert "cannot write" in capsys.readouterr().err
     assert run_cli(bad, "-o", out, "--cache-dir", tmp_path / "c") == 0
     assert read_events(out)[0]["user_id"] == "u1"  # the configured default when the profile names no user
+    # A captioner the config names but nothing registers: one line naming it, before any clip is read.
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("perception:\n  captioner: {backend: qwen-v1}\n")
+    assert run_cli(bad, "-o", tmp_path / "t.jsonl", "-c", typo, "--cache-dir", tmp_path / "c") == 2
+    err = capsys.readouterr().err
+    assert "unknown captioner backend 'qwen-v1'" in err and "qwen-vl" in err and not (tmp_path / "t.jsonl").exists()
 
 
 @pytest.mark.slow

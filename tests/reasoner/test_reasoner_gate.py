@@ -85,10 +85,9 @@ def test_gate_reasoner_decides_with_contract_fields(trained_gate, sample_instanc
     current = inst.event(inst.decision_event)
     past = [Recalled(e, 0.5, "content") for e in reversed(inst.events[:-1])][:6]
     d = reasoner.decide(inst.persona, past, current)
-    extra = d.model_extra
     assert d.retrieved == [r.event.id for r in past]  # order as given
     assert d.assist is True and set(d.evidence) <= set(d.retrieved) and d.message
-    assert extra["llm_called"] is False and extra["context_tokens"] > 50
+    assert d.llm_called is False and d.context_tokens > 50
     # The same moment with an impossible threshold stays silent.
     silent = build_reasoner(cfg_with(gate={"path": str(out), "use_calibrated": False, "threshold": 1.01}))
     s = silent.decide(inst.persona, past, current)
@@ -119,7 +118,7 @@ def test_state_change_link_dismisses_the_intention(trained_gate, sample_instance
     reasoner = build_reasoner(cfg)
     linked = [Recalled(formation, 0.9, "cue", links=[Link(sc.id, "state_change")]), Recalled(sc, 0.8, "link")]
     d = reasoner.decide("", linked, current)
-    assert d.assist is False and sorted(d.model_extra["resolved"]) == sorted([formation.id, sc.id])
+    assert d.assist is False and sorted(d.resolved) == sorted([formation.id, sc.id])
     unlinked = [Recalled(formation, 0.9, "cue"), Recalled(sc, 0.8, "link")]
     assert reasoner.decide("", unlinked, current).assist is True  # threshold 0: only the link kept it silent
 
@@ -191,11 +190,11 @@ def test_now_head_speaks_only_when_memory_hands_over_nothing(trained_gate, sampl
         gate_model._CACHE.clear()
         reasoner = build_reasoner(cfg_with(gate={"path": str(out), "use_calibrated": False, "threshold": 1.01}))
         d = reasoner.decide(inst.persona, [], current)
-        assert d.assist is speaks and 0.0 <= d.model_extra["now_score"] <= 1.0
+        assert d.assist is speaks and 0.0 <= d.now_score <= 1.0
         if speaks:
             assert d.evidence == [current.id] and current.location in d.message
         # With a past to weigh, the pair gate alone decides: the now head is not asked.
         with_past = reasoner.decide(inst.persona, [Recalled(inst.events[0], 0.5, "content")], current)
-        assert with_past.assist is False and "now_score" not in with_past.model_extra
+        assert with_past.assist is False and with_past.now_score is None
     off = build_reasoner(cfg_with(gate={"path": str(out), "use_now_head": False}))
     assert off.decide(inst.persona, [], current).assist is False

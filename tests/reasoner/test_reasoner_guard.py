@@ -21,8 +21,8 @@ def test_same_intention_not_raised_twice_within_cooldown(tmp_path):
     assert g.apply(_assist(n1), past, n1).assist is True
     n2 = _at("e11", "2026-03-02T20:00:00+01:00")
     d2 = g.apply(_assist(n2), past, n2)
-    assert d2.assist is False and d2.message is None and "cooldown" in d2.model_extra["guard"]
-    assert d2.model_extra["suppressed_message"] == "Oat milk!"
+    assert d2.assist is False and d2.message is None and "cooldown" in d2.guard
+    assert d2.suppressed_message == "Oat milk!"
 
 
 def test_after_cooldown_waits_for_a_development(tmp_path):
@@ -31,7 +31,7 @@ def test_after_cooldown_waits_for_a_development(tmp_path):
     g.apply(_assist(n1), [Recalled(FORMED, 0.9, "cue")], n1)
     n2 = _at("e20", "2026-03-03T18:00:00+01:00")
     d2 = g.apply(_assist(n2), [Recalled(FORMED, 0.9, "cue")], n2)
-    assert d2.assist is False and "waiting for a state change or expiry" in d2.model_extra["guard"]
+    assert d2.assist is False and "waiting for a state change or expiry" in d2.guard
     # Something new about it after the raise ("still no milk") lets it through again.
     dev = Event(id="e15", time="2026-03-03T08:00:00+01:00", visual="Black coffee again: still no oat milk.")
     past = [Recalled(FORMED, 0.9, "cue", links=[Link("e15", "development")]), Recalled(dev, 0.5, "link")]
@@ -46,14 +46,14 @@ def test_state_change_resolves_for_good(tmp_path):
     past = [Recalled(FORMED, 0.9, "cue", links=[Link("e12", "state_change"), Link("e15", "development")])]
     n2 = _at("e20", "2026-03-04T18:00:00+01:00")
     d = g.apply(_assist(n2), past, n2)
-    assert d.assist is False and "resolved by e12" in d.model_extra["guard"]
+    assert d.assist is False and "resolved by e12" in d.guard
 
 
 def test_expired_intention_is_not_raised(tmp_path):
     g = Guard(cooldown_hours=12, ttl_hours=24)
     late = _at("e90", "2026-03-05T18:00:00+01:00")
     d = g.apply(_assist(late), [Recalled(FORMED, 0.9, "cue")], late)
-    assert d.assist is False and "expired" in d.model_extra["guard"]
+    assert d.assist is False and "expired" in d.guard
 
 
 def test_state_survives_a_restart_and_a_damaged_file(tmp_path):

@@ -29,34 +29,34 @@ def _decide(llm_cfg: dict, caplog):
     cfg = cfg_with(backend="llm", llm={**llm_cfg, "max_tokens": 16})
     with caplog.at_level(logging.WARNING, logger="reasoner.llm_reasoner"):
         d = build_reasoner(cfg).decide("Imani, 35.", PAST, NOW)
-    return d, (d.model_extra or {})
+    return d
 
 
 def test_endpoint_garbage_output_is_silence_with_parse_error(qwen_server, caplog):
-    d, extra = _decide({"backend": "openai", "base_url": qwen_server["base_url"], "model": qwen_server["model"]}, caplog)
+    d = _decide({"backend": "openai", "base_url": qwen_server["base_url"], "model": qwen_server["model"]}, caplog)
     assert d.assist is False and d.message is None
-    assert extra["error"].startswith("parse:") and extra["llm_called"] is True
-    assert d.retrieved == ["e04"] and extra["context_tokens"] > 100
+    assert d.error.startswith("parse:") and d.llm_called is True
+    assert d.retrieved == ["e04"] and d.context_tokens > 100
     assert "unparseable model output" in caplog.text and "e22" in caplog.text
 
 
 def test_endpoint_timeout_is_silence_with_error(qwen_server, caplog):
-    d, extra = _decide({"backend": "openai", "base_url": qwen_server["base_url"], "model": qwen_server["model"],
-                        "timeout_s": 0.001}, caplog)
-    assert d.assist is False and extra["error"].startswith("llm:") and "Timeout" in extra["error"]
+    d = _decide({"backend": "openai", "base_url": qwen_server["base_url"], "model": qwen_server["model"],
+                 "timeout_s": 0.001}, caplog)
+    assert d.assist is False and d.error.startswith("llm:") and "Timeout" in d.error
     assert "model call failed" in caplog.text
 
 
 def test_endpoint_wrong_model_name_is_silence_with_http_error(qwen_server, caplog):
-    d, extra = _decide({"backend": "openai", "base_url": qwen_server["base_url"], "model": "no-such-adapter"}, caplog)
-    assert d.assist is False and "400" in extra["error"]
+    d = _decide({"backend": "openai", "base_url": qwen_server["base_url"], "model": "no-such-adapter"}, caplog)
+    assert d.assist is False and "400" in d.error
     assert "model call failed" in caplog.text
 
 
 def test_endpoint_wrong_port_is_silence_with_connection_error(caplog):
-    d, extra = _decide({"backend": "openai", "base_url": f"http://127.0.0.1:{free_port()}/v1", "model": "m",
-                        "timeout_s": 5}, caplog)
-    assert d.assist is False and "Connection" in extra["error"]
+    d = _decide({"backend": "openai", "base_url": f"http://127.0.0.1:{free_port()}/v1", "model": "m",
+                 "timeout_s": 5}, caplog)
+    assert d.assist is False and "Connection" in d.error
 
 
 def test_openai_client_raises_one_error_type(qwen_server):
@@ -79,7 +79,7 @@ def test_transformers_peft_backend_loads_a_real_adapter(tiny_qwen, caplog):
     # Through the reasoner: garbage from random weights is silence with an error, never speech.
     r = LLMReasoner(cfg_with(backend="llm"), llm=tuned)
     d = r.decide("", PAST, NOW)
-    assert d.assist is False and (d.model_extra or {})["error"].startswith("parse:")
+    assert d.assist is False and d.error.startswith("parse:")
 
 
 def test_transformers_backend_missing_folder_is_a_clear_error(tmp_path):

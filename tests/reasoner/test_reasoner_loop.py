@@ -42,7 +42,7 @@ def test_decide_walks_events_resumes_and_skips_bad_lines(env, tmp_path, sample_i
     times = {e.id: e.dt for e in inst.events}
     for d in ds:
         assert all(times[r] < times[d.event_id] for r in d.retrieved)  # memory of the past only
-        assert "retrieve" in d.timing_ms and d.model_extra["llm_called"] is False
+        assert "retrieve" in d.timing_ms and d.llm_called is False
     assert ds[0].retrieved == [] and ds[0].assist is False
     assert ds[-1].retrieved  # the decision moment recalls earlier events
 
@@ -68,7 +68,7 @@ def test_loop_guard_does_not_repeat_a_raised_intention(monkeypatch, env, tmp_pat
     ds = _decisions(out)
     raised = [d.evidence[0] for d in ds if d.assist]
     assert raised and len(raised) == len(set(raised))  # no intention raised twice
-    assert any("guard" in (d.model_extra or {}) for d in ds)
+    assert any(d.guard is not None for d in ds)
 
 
 def test_events_of_another_user_are_not_remembered(env, tmp_path, sample_instances, caplog):

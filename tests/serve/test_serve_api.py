@@ -82,7 +82,7 @@ def test_one_users_memory_is_never_visible_to_another(live, sample_instances):
     assert httpx.post(srv.url + "/v1/users/bob/events", json=same_id, timeout=60).status_code == 200
     mine = httpx.get(srv.url + "/v1/users/alice2/recall", params={"event_id": "a1"}).json()
     assert mine["recalled"] == []
-    assert srv.app.state.sessions.get("alice2").memory.store.events("alice2", ["a1"])["a1"][0].visual == SECRET
+    assert srv.app.state.sessions.get("alice2").memory.store.events("alice2", ["a1"])["a1"].event.visual == SECRET
 
 
 @pytest.mark.parametrize("body, status, words", [
