@@ -105,10 +105,13 @@ def test_bad_entries_are_named_and_the_rest_goes_on(tmp_path):
 
 
 def test_data_folder_is_src_then_env_then_default(tmp_path, monkeypatch):
+    from core.config import load_config
+
     monkeypatch.delenv("PROMEM_DATA", raising=False)
     assert data_dir() == Path("data/external")
     monkeypatch.setenv("PROMEM_DATA", str(tmp_path))
     assert data_dir() == tmp_path and data_dir(tmp_path / "x") == tmp_path / "x"
+    assert load_config().source  # PROMEM_DATA is not read as a config override
     monkeypatch.chdir(tmp_path)  # the default is relative to the current directory
     monkeypatch.delenv("PROMEM_DATA")
     msg = missing_data(["cab_test.json"])
