@@ -247,7 +247,7 @@ def run_decisions(instances: Sequence[Instance], system_name: str, cfg: Config, 
 
 def judge_and_score(instances: Sequence[Instance], run: SystemRun, judge, retrieval_only: bool,
                     group_by: Sequence[str] = ()) -> dict[str, Any]:
-    """RESULT fields (FORMATS.md section 6) for one system's decisions."""
+    """RESULT fields (docs/formats.md section 6) for one system's decisions."""
     rows, ok_inst, ok_dec, ok_judged = [], [], [], []
     errors = dict(run.errors)
     judge_failures = []
@@ -304,6 +304,6 @@ def run_benchmark(instances: Sequence[Instance], system_name: str, cfg: Config, 
     }
     if retrieval_only:
         result["note"] = RETRIEVAL_ONLY_NOTE
-    # FORMATS section 6 order first, the extras after.
+    # docs/formats.md section 6 order first, the extras after.
     order = ["system", "data", "config", "metrics", "breakdown", "instances"]
     return {k: result[k] for k in order} | {k: v for k, v in result.items() if k not in order}

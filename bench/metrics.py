@@ -1,4 +1,4 @@
-"""CPMBench metrics (FORMATS.md section 5), all in percent, null when there is nothing to count.
+"""CPMBench metrics (docs/formats.md section 5), all in percent, null when there is nothing to count.
 
 Counting units, where the spec leaves room:
 - TP/FN are counted per gold intention of positive instances.

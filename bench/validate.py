@@ -1,4 +1,4 @@
-"""Validation of CPMBench files (FORMATS.md section 3): every rule, every line, one message each.
+"""Validation of CPMBench files (docs/formats.md section 3): every rule, every line, one message each.
 
 Checks run on the raw JSON object, not only through the pydantic model, so that one bad
 instance reports all its problems at once and a malformed line never hides the others.

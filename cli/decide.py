@@ -12,11 +12,12 @@ log = logging.getLogger("promem.decide")
 
 def register(sub) -> None:
     p = sub.add_parser("decide", help="walk events in time order: decide at each from memory of the past, then remember it")
-    p.add_argument("events", help="sensory-context events, JSON Lines (FORMATS section 2)")
+    p.add_argument("events", help="sensory-context events, JSON Lines (docs/formats.md section 2)")
     p.add_argument("--store", required=True, help="memory store folder (created if missing; reused across runs)")
     p.add_argument("--user", help="user id (default: the profile's, else the events', else u1)")
-    p.add_argument("-o", "--out", required=True, help="decisions, JSON Lines (FORMATS section 4); a rerun resumes")
-    p.add_argument("--profile", help="profile.json with the persona (FORMATS section 1)")
+    p.add_argument("-o", "--out", required=True,
+                   help="decisions, JSON Lines (docs/formats.md section 4); a rerun resumes")
+    p.add_argument("--profile", help="profile.json with the persona (docs/formats.md section 1)")
     p.add_argument("--persona", help="personal context text (overrides the profile's)")
     p.add_argument("--timeline", action="store_true", help="print a readable line per event")
     add_config_arg(p)

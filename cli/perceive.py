@@ -1,6 +1,6 @@
 """`promem perceive CLIP_DIR -o EVENTS.jsonl`: recorded clips -> sensory-context events.
 
-One event per clip (FORMATS.md section 2), in time order. Event ids are the clip's path relative
+One event per clip (docs/formats.md section 2), in time order. Event ids are the clip's path relative
 to CLIP_DIR without its extension, so they stay the same across reruns. A clip's start comes from
 its sidecar "start", a timestamp in its file name, the container's creation time, or the file's
 modification time; times without an offset are read in the timezone of the nearest profile.json
@@ -34,7 +34,8 @@ def _positive_int(text: str) -> int:
 def register(sub) -> None:
     p = sub.add_parser("perceive", help="recorded clip folder -> sensory-context events (JSON Lines)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("clip_dir", metavar="CLIP_DIR", help="folder of clips (walked recursively; see FORMATS.md section 1)")
+    p.add_argument("clip_dir", metavar="CLIP_DIR",
+                   help="folder of clips (walked recursively; see docs/formats.md section 1)")
     p.add_argument("-o", "--output", required=True, metavar="EVENTS.jsonl", help="where to write the events")
     add_config_arg(p)
     p.add_argument("--workers", type=_positive_int, default=None, help="clips processed at once (default: perception.workers)")

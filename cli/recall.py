@@ -9,7 +9,7 @@ from cli.main import add_config_arg, config_from
 
 def register(sub) -> None:
     p = sub.add_parser("recall", help="show what memory retrieves for an event (score and path of each)")
-    p.add_argument("--event", required=True, help="the current event: a JSON object (FORMATS section 2)")
+    p.add_argument("--event", required=True, help="the current event: a JSON object (docs/formats.md section 2)")
     p.add_argument("--store", help="memory folder (default: memory.store of the config)")
     p.add_argument("--user", default="u1", help="user id (default: u1)")
     p.add_argument("-k", type=int, help="how many events (default: memory.retrieval.k)")

@@ -9,7 +9,7 @@ from cli.main import add_config_arg, config_from
 
 def register(sub) -> None:
     p = sub.add_parser("remember", help="add events (JSON Lines) to a user's memory; reruns resume")
-    p.add_argument("events", help="events file (FORMATS section 2)")
+    p.add_argument("events", help="events file (docs/formats.md section 2)")
     p.add_argument("--store", help="memory folder (default: memory.store of the config)")
     p.add_argument("--user", help="user id (default: each event's user_id, else u1)")
     p.add_argument("--batch", type=int, help="events committed together (default: memory.construction.batch_size)")

@@ -19,7 +19,8 @@ log = logging.getLogger("promem.run")
 def register(sub) -> None:
     p = sub.add_parser("run", help="clip folder -> events -> decisions (perceive + decide)", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("clip_dir", metavar="CLIP_DIR", help="recorded clips (FORMATS section 1; profile.json optional)")
+    p.add_argument("clip_dir", metavar="CLIP_DIR",
+                   help="recorded clips (docs/formats.md section 1; profile.json optional)")
     p.add_argument("--store", required=True, help="memory store folder (created if missing)")
     p.add_argument("-o", "--out", required=True, help="decisions, JSON Lines")
     p.add_argument("--user", help="user id (default: profile.json's, else u1)")

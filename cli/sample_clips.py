@@ -10,7 +10,7 @@ def register(sub) -> None:
         "sample-clips",
         help="write three scripted days of wearable clips (H.264 video, speech) plus their answer key",
         description="Render the bundled scenario (bench/sample_clips/scenario.yaml) as a clip folder "
-        "(FORMATS.md section 1): one sub-folder per day, MP4 clips with JSON sidecars (location, "
+        "(docs/formats.md section 1): one sub-folder per day, MP4 clips with JSON sidecars (location, "
         "narration; no transcript), speech in the video or in a .wav, profile.json, and expected.json "
         "naming the planted intentions, their opportunities and the near misses. Complete clips are "
         "skipped on a rerun.",

@@ -1,4 +1,4 @@
-"""Typed models of the file formats in shared/spec/FORMATS.md (sections 2-6).
+"""Typed models of the file formats in docs/formats.md (sections 2-6).
 
 Unknown keys are kept (extra="allow") and written back unchanged; a missing required key
 is reported with the file, the line and the key by `read_records`.

@@ -1,4 +1,4 @@
-"""ISO-8601 times with offsets, as every format in FORMATS.md uses."""
+"""ISO-8601 times with offsets, as every format in docs/formats.md uses."""
 from __future__ import annotations
 
 from datetime import datetime, timezone

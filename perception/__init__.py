@@ -1,1 +1,1 @@
-"""Perception: recorded clip folders -> sensory-context events (FORMATS.md section 2)."""
+"""Perception: recorded clip folders -> sensory-context events (docs/formats.md section 2)."""

@@ -1,4 +1,4 @@
-"""Walk a clip folder (FORMATS.md section 1): clips, their sidecars and audio, profiles, start times."""
+"""Walk a clip folder (docs/formats.md section 1): clips, their sidecars and audio, profiles, start times."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Perceive a clip folder: one sensory-context event per clip (FORMATS section 2), in time order.
+"""Perceive a clip folder: one sensory-context event per clip (docs/formats.md section 2), in time order.
 
 Each clip's expensive results are cached as soon as they exist, so an interrupted run resumes;
 the events file and its errors summary are written atomically at the end.

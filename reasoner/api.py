@@ -1,4 +1,4 @@
-"""The reasoner contract: (persona, recalled past, current event) -> Decision (FORMATS section 4).
+"""The reasoner contract: (persona, recalled past, current event) -> Decision (docs/formats.md section 4).
 
 Backends register under kind "reasoner" and are chosen by cfg.reasoner.backend:
   gate     the on-device gate trained here (CPU profile)

@@ -1,7 +1,7 @@
 """The HTTP service: a wearable (or its phone) posts sensory-context events, and gets decisions.
 
-  POST /v1/users/{user_id}/events     one event (FORMATS section 2) or a JSON list of them
-                                      -> the Decision (FORMATS section 4), or a list in request order
+  POST /v1/users/{user_id}/events     one event (docs/formats.md section 2) or a JSON list of them
+                                      -> the Decision (docs/formats.md section 4), or a list in request order
   PUT  /v1/users/{user_id}/profile    {"persona": "..."}: the personal context the reasoner sees
   GET  /v1/users/{user_id}/recall?event_id=ID[&k=N]   what memory recalls at a remembered event
   GET  /healthz

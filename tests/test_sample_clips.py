@@ -1,4 +1,4 @@
-"""The bundled sample clip folder: FORMATS.md section 1, real media, a truthful answer key."""
+"""The bundled sample clip folder: docs/formats.md section 1, real media, a truthful answer key."""
 from __future__ import annotations
 
 import hashlib

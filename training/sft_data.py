@@ -1,4 +1,4 @@
-"""SFT examples for the LLM reasoner from CPMBench instances (FORMATS section 3).
+"""SFT examples for the LLM reasoner from CPMBench instances (docs/formats.md section 3).
 
 Input: the reasoner prompt exactly as reasoner.render.render_messages builds it, from the
 persona, the past events a retrieval gives at the decision event, and the decision event.

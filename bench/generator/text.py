@@ -36,5 +36,5 @@ def placeholders(text: str) -> set[str]:
 
 
 def keywords_match(text: str, groups: list[list[str]]) -> bool:
-    """The offline keyword judge of FORMATS section 3: every group has a string in the text."""
+    """The offline keyword judge of docs/formats.md section 3: every group has a string in the text."""
     return all(any(re.search(rf"(?<!\w){re.escape(s)}(?!\w)", text, re.IGNORECASE) for s in g) for g in groups)

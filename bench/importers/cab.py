@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from bench.importers import DEFAULT_SRC, ImportError_, ImportResult, load_json
+from bench.importers import ImportError_, ImportResult, load_json, require
 from core.formats import Event, Instance, Intention
 
 FILES = {"test": "cab_test.json", "train": "cab_train.json"}
@@ -65,11 +65,11 @@ def convert(key: str, ctx: dict, split: str) -> Instance | None:
                             "proactive_score": ctx.get("Proactive score"), "cab_category": ctx["Category"]})
 
 
-def iter_load(split: str = "test", src: str | Path = DEFAULT_SRC) -> Iterator[Instance | str | None]:
+def iter_load(split: str = "test", src: str | Path | None = None) -> Iterator[Instance | str | None]:
     """Instances in file order; a message for a skipped context; None for a dropped (medium) one."""
     if split not in FILES:
         raise ImportError_(f"CAB split must be one of {', '.join(FILES)}, got {split!r}")
-    path = Path(src) / FILES[split]
+    path = require([FILES[split]], src) / FILES[split]
     data = load_json(path)
     if isinstance(data, list):  # some copies are a list of contexts
         data = {f"example-{i}": c for i, c in enumerate(data)}
@@ -85,7 +85,7 @@ def iter_load(split: str = "test", src: str | Path = DEFAULT_SRC) -> Iterator[In
             yield f"{path}: context {key!r}: {exc}"
 
 
-def load(split: str = "test", src: str | Path = DEFAULT_SRC) -> ImportResult:
+def load(split: str = "test", src: str | Path | None = None) -> ImportResult:
     out = ImportResult()
     for item in iter_load(split, src):
         if item is None:

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
 
-from bench.importers import DEFAULT_SRC, ImportError_, ImportResult, load_json
+from bench.importers import ImportError_, ImportResult, load_json, require
 from core.formats import Event, Instance, Intention
 from core.timeutil import format_time
 
@@ -140,9 +140,9 @@ def convert(i: int, pair: dict, sample: dict) -> Instance:
                             "relation_type": pair["relation_type"], "time_gap": pair["time_gap"]})
 
 
-def iter_load(src: str | Path = DEFAULT_SRC) -> Iterator[Instance | str]:
+def iter_load(src: str | Path | None = None) -> Iterator[Instance | str]:
     """Instances one at a time (a whole conversation per pair adds up), or a message per skipped pair."""
-    src = Path(src)
+    src = require(["locomo_plus.json", "locomo10.json"], src)
     pairs = load_json(src / "locomo_plus.json")
     convs = load_json(src / "locomo10.json")
     if not isinstance(pairs, list) or not isinstance(convs, list) or not convs:
@@ -158,7 +158,7 @@ def iter_load(src: str | Path = DEFAULT_SRC) -> Iterator[Instance | str]:
             yield f"{src / 'locomo_plus.json'}: pair {i}: {msg}"
 
 
-def load(src: str | Path = DEFAULT_SRC) -> ImportResult:
+def load(src: str | Path | None = None) -> ImportResult:
     out = ImportResult()
     for item in iter_load(src):
         if isinstance(item, str):

@@ -1,4 +1,4 @@
-"""Judges: label each intention of a decision TP/FN/FP/TN (FORMATS.md section 5).
+"""Judges: label each intention of a decision TP/FN/FP/TN (docs/formats.md section 5).
 
 Kind "judge" in core.registry; cfg.bench.judge names the one a run uses:
   keywords  offline keyword groups (cannot credit a state_change follow-up)

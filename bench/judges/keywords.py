@@ -1,4 +1,4 @@
-"""Offline judge: keyword groups with word-boundary, case-insensitive matching (FORMATS.md section 3)."""
+"""Offline judge: keyword groups with word-boundary, case-insensitive matching (docs/formats.md section 3)."""
 from __future__ import annotations
 
 import re

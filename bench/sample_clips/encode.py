@@ -61,7 +61,7 @@ def encode_mp4(frames: Iterable[np.ndarray], out: Path, created: datetime, audio
     if audio_wav is not None:
         cmd += ["-map", "1:a", "-c:a", "aac", "-b:a", "48k", "-ar", "16000", "-ac", "1"]
     cmd += EXACT
-    # a camera stamps its recordings; FORMATS uses it as the third source of a clip's start
+    # a camera stamps its recordings; docs/formats.md uses it as the third source of a clip's start
     stamp = created.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
     cmd += ["-metadata", f"creation_time={stamp}", "-movflags", "+faststart", "-f", "mp4", str(out)]
     _run(cmd, str(out), stdin_frames=frames)

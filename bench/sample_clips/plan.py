@@ -16,7 +16,7 @@ from bench.sample_clips.scenario import ClipSpec, Scenario
 
 FPS = 4
 SIZE = (320, 240)  # width, height
-MIN_SECONDS, MAX_SECONDS = 5.0, 14.75  # inside FORMATS' 5-15 s with room for AAC padding
+MIN_SECONDS, MAX_SECONDS = 5.0, 14.75  # clips of 5-15 s, with room for AAC padding
 
 
 @dataclass

@@ -12,12 +12,13 @@ from tqdm import tqdm
 
 
 def register(sub) -> None:
-    from bench.importers import DEFAULT_SRC
+    from bench.importers import DATA_ENV, DEFAULT_DIR
 
     p = sub.add_parser("import", help="convert public data (LoCoMo-Plus, CAB) into CPMBench files")
     p.add_argument("dataset", choices=["locomo-plus", "cab"], help="which dataset")
     p.add_argument("--split", choices=["test", "train"], default="test", help="CAB split (default test)")
-    p.add_argument("--src", default=str(DEFAULT_SRC), help=f"folder of the public data (default {DEFAULT_SRC})")
+    p.add_argument("--src", metavar="DIR", help=f"folder of the public data files (default: ${DATA_ENV}, "
+                                                f"else {DEFAULT_DIR} under the current directory)")
     p.add_argument("-o", "--output", required=True, help="JSON Lines file to write")
     p.set_defaults(func=run)
 

@@ -85,14 +85,11 @@ def _fill(mem, n: int, dim: int, rng, chunk: int, t0: datetime, bar) -> None:
 
 
 def _measure_embedded(cfg, n: int, workdir: Path) -> dict:
-    """Real events (the CPMBench sample, re-timed) through the configured constructor."""
-    from core.config import REPO_ROOT
-    from core.formats import Instance, read_records
+    """Real event text (eight generated timelines, cycled under fresh ids) through the configured constructor."""
+    from bench.generator.engine import generate
     from memory.api import open_memory
 
-    sample = REPO_ROOT.parent / "shared" / "examples" / "cpmbench_sample.jsonl"
-    good, _ = read_records(sample, Instance)
-    base = [e for _, inst in good for e in inst.events]
+    base = [e for inst in generate(8, 0, "train") for e in inst.events]
     events = [base[i % len(base)].model_copy(update={"id": f"x{i}"}) for i in range(n)]
     store = workdir / "embedded"
     shutil.rmtree(store, ignore_errors=True)
@@ -124,7 +121,7 @@ def run(args) -> int:
 
     cfg = config_from(args)
     # Time the models, not the vector cache: this benchmark embeds one query over and over and
-    # ingests the sample's events many times.
+    # ingests the same generated events many times.
     cfg.memory.embedder.cache_size = 0
     faiss.omp_set_num_threads(args.threads)
     torch.set_num_threads(args.threads)

@@ -1,6 +1,6 @@
 """`promem bench run FILE --system NAME[,NAME...]`: replay timelines, decide, judge, score, report.
 
-With one system the result goes to RESULT.json (FORMATS.md section 6); with several, each
+With one system the result goes to RESULT.json (docs/formats.md section 6); with several, each
 system's result goes to RESULT.<system>.json and the report compares them all.
 """
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""`promem bench validate FILE`: check a CPMBench file against FORMATS.md section 3."""
+"""`promem bench validate FILE`: check a CPMBench file against docs/formats.md section 3."""
 from __future__ import annotations
 
 import sys
 
 
 def register(sub) -> None:
-    p = sub.add_parser("validate", help="check a CPMBench file (FORMATS.md section 3); non-zero exit on any violation")
+    p = sub.add_parser("validate",
+                       help="check a CPMBench file (docs/formats.md section 3); non-zero exit on any violation")
     p.add_argument("file", help="CPMBench JSON Lines file")
     p.add_argument("--max", type=int, default=200, help="print at most this many violations (default 200)")
     p.set_defaults(func=run)

@@ -23,6 +23,8 @@ from core.config.training import TrainingConfig
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO_ROOT / "configs" / "cpu.yaml"
 ENV_PREFIX = "PROMEM_"
+# PROMEM_* variables that are not config overrides: the public data folder of bench.importers.
+NOT_OVERRIDES = frozenset({"PROMEM_DATA"})
 
 
 class Config(Section):
@@ -43,7 +45,7 @@ class ConfigError(ValueError):
 def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> list[str]:
     applied = []
     for name, raw in env.items():
-        if not name.startswith(ENV_PREFIX):
+        if not name.startswith(ENV_PREFIX) or name in NOT_OVERRIDES:
             continue
         path = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
         node = data

@@ -51,7 +51,8 @@ class ASRError(RuntimeError):
 
 
 def segments_to_text(segments: list[Segment]) -> str:
-    """Join segments; with diarization, a "[speaker]" prefix starts each change of speaker (FORMATS section 2)."""
+    """Join segments; with diarization, a "[speaker]" prefix starts each change of speaker
+    (docs/formats.md section 2)."""
     parts: list[str] = []
     current: Optional[str] = None
     for seg in segments:

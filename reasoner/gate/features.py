@@ -4,8 +4,8 @@ A few numbers rather than the embeddings themselves: how alike the two events ar
 the trained cue encoder, which was tuned to place an opportunity near the earlier event it makes
 actionable), what role each plays (forms an intention? reports a state change? is a chance to
 act?, from the event role classifiers), products of those, the time gap, and whether anyone
-spoke. An MLP over the 1,159-number embedding features found 28% of the opportunities on unseen
-scenarios; these carry across scenarios better. Resolved intentions never reach the features:
+spoke. Similarities and roles, unlike raw embeddings, mean the same on scenarios the gate never
+saw, so they carry over to new scenarios. Resolved intentions never reach the features:
 the linker's state-change links remove them before scoring (reasoner.gate.reasoner).
 """
 from __future__ import annotations

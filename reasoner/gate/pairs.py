@@ -1,4 +1,4 @@
-"""Labelled (past event, current event) pairs for the gate from CPMBench instances (FORMATS section 3).
+"""Labelled (past event, current event) pairs for the gate from CPMBench instances (docs/formats.md section 3).
 
 Label 1: the formation against the decision moment of a positive instance, and of a
 state_change instance (before the change, that moment was an opportunity).

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.importers import DEFAULT_SRC, ImportError_, cab, locomo_plus
+from bench.importers import ImportError_, cab, data_dir, locomo_plus, missing_data
 from core.timeutil import parse_time
 
-HAVE_DATA = (DEFAULT_SRC / "locomo_plus.json").is_file() and (DEFAULT_SRC / "cab_test.json").is_file()
-needs_data = pytest.mark.skipif(not HAVE_DATA, reason=f"public data not at {DEFAULT_SRC}")
+# The public files are not in the repository: $PROMEM_DATA (or ./data/external) points at them.
+MISSING = missing_data(["locomo_plus.json", "locomo10.json", "cab_test.json", "cab_train.json"])
+needs_data = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 
 def _validate(instances, path: Path):
@@ -25,6 +26,8 @@ def _validate(instances, path: Path):
 
 @pytest.fixture(scope="module")
 def locomo():
+    if MISSING:
+        pytest.skip(MISSING)
     return locomo_plus.load()
 
 
@@ -34,7 +37,7 @@ def test_locomo_plus_401_valid_positive_timelines(locomo, tmp_path):
     assert len(locomo.instances) == 401
     good, violations = _validate(locomo.instances, tmp_path / "lp.jsonl")
     assert violations == [] and len(good) == 401
-    pairs = json.loads((DEFAULT_SRC / "locomo_plus.json").read_text())
+    pairs = json.loads((data_dir() / "locomo_plus.json").read_text())
     for inst, pair in zip(locomo.instances[:60], pairs):
         assert inst.variant == "positive" and len(inst.intentions) == 1
         it = inst.intentions[0]
@@ -94,8 +97,28 @@ def test_bad_entries_are_named_and_the_rest_goes_on(tmp_path):
     (tmp_path / "cab_train.json").write_text("{not json")
     with pytest.raises(ImportError_, match=r"cab_train\.json: malformed JSON"):
         cab.load("train", tmp_path)
-    with pytest.raises(ImportError_, match="not found"):
+    with pytest.raises(ImportError_, match="not found") as exc:
         locomo_plus.load(tmp_path)
+    said = str(exc.value)  # names both files, where to get them and how to point at them
+    assert "locomo_plus.json, locomo10.json" in said and "github.com/xjtuleeyf/Locomo-Plus" in said
+    assert "--src DIR" in said and "PROMEM_DATA" in said and str(tmp_path) in said
+
+
+def test_data_folder_is_src_then_env_then_default(tmp_path, monkeypatch):
+    from core.config import load_config
+
+    monkeypatch.delenv("PROMEM_DATA", raising=False)
+    assert data_dir() == Path("data/external")
+    monkeypatch.setenv("PROMEM_DATA", str(tmp_path))
+    assert data_dir() == tmp_path and data_dir(tmp_path / "x") == tmp_path / "x"
+    assert load_config().source  # PROMEM_DATA is not read as a config override
+    monkeypatch.chdir(tmp_path)  # the default is relative to the current directory
+    monkeypatch.delenv("PROMEM_DATA")
+    msg = missing_data(["cab_test.json"])
+    assert "cab_test.json" in msg and "github.com/bf-yang/ContextAgent" in msg and "data/external" in msg
+    (tmp_path / "data" / "external").mkdir(parents=True)
+    (tmp_path / "data" / "external" / "cab_test.json").write_text("{}")
+    assert missing_data(["cab_test.json"]) is None
 
 
 def test_locomo_bad_pair_is_skipped_with_its_index(tmp_path):
@@ -131,4 +154,4 @@ def test_cli_import_cab(tmp_path):
     assert sum(1 for _ in out.open()) == 390
     r = subprocess.run([sys.executable, "-m", "cli.main", "bench", "import", "cab", "--src", str(tmp_path),
                         "-o", str(out)], capture_output=True, text=True)
-    assert r.returncode == 1 and "not found" in r.stderr
+    assert r.returncode == 1 and "not found" in r.stderr and "cab_test.json" in r.stderr and "--src" in r.stderr

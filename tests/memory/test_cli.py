@@ -12,6 +12,7 @@ import time
 import pytest
 
 from tests.memory.conftest import env_for
+from tests.support.data import pick
 
 PROMEM = [sys.executable, "-m", "cli.main"]
 
@@ -75,7 +76,8 @@ def test_kill_9_during_remember_then_rerun_keeps_each_event_once(artifacts, inst
 
 
 def test_remember_then_recall_prints_score_and_path(artifacts, instances, tmp_path):
-    inst = next(i for i in instances if i.id == "shopping-91-state_change")
+    inst = pick(instances, "state_change", 0)
+    formed, changed = inst.intentions[0].formation, inst.intentions[0].state_change
     events = tmp_path / "events.jsonl"
     past = [e.dump() for e in inst.events if e.id != inst.decision_event]
     lines = [json.dumps(r) for r in past]
@@ -98,9 +100,9 @@ def test_remember_then_recall_prints_score_and_path(artifacts, instances, tmp_pa
     got = [json.loads(line) for line in r.stdout.splitlines()]
     assert len(got) == 10 and all(g["path"] in ("content", "cue", "time", "link") for g in got)
     ids = [g["event_id"] for g in got]
-    assert "e04" in ids and "e19" in ids
-    links = next(g for g in got if g["event_id"] == "e04")["links"]
-    assert any({"event_id": "e19", "kind": "state_change"}.items() <= link.items() for link in links), links
+    assert formed in ids and changed in ids
+    links = next(g for g in got if g["event_id"] == formed)["links"]
+    assert any({"event_id": changed, "kind": "state_change"}.items() <= link.items() for link in links), links
 
     r = subprocess.run(PROMEM + ["recall", "--store", str(store), "--user", "nobody", "--event", str(cur), "-k", "3"],
                        env=env, capture_output=True, text=True, timeout=300)

@@ -8,14 +8,11 @@ import pytest
 from core.formats import Event
 from memory.api import open_memory, user_dir_name
 from memory.construct.artifacts import MissingArtifact
+from tests.support.data import pick
 
 
 def past(inst):
     return [e for e in inst.events if e.id != inst.decision_event]
-
-
-def by_id(instances, iid):
-    return next(i for i in instances if i.id == iid)
 
 
 def test_state_change_brings_formation_and_change_in_time_order(cfg, instances):
@@ -39,7 +36,7 @@ def test_state_change_brings_formation_and_change_in_time_order(cfg, instances):
 
 
 def test_only_past_events_even_when_memory_holds_later_ones(cfg, instances):
-    inst = by_id(instances, "leisure-92-state_change")
+    inst = pick(instances, "state_change", 1)
     with open_memory(cfg, None, "u1") as mem:
         mem.add_many(inst.events)  # the whole timeline, decision moment included
         mid = inst.event(inst.intentions[0].state_change)
@@ -63,7 +60,7 @@ def test_add_is_idempotent_by_event_id(cfg, instances, tmp_path):
 
 
 def test_users_never_see_each_other(cfg, instances, tmp_path):
-    a, b = by_id(instances, "shopping-91-state_change"), by_id(instances, "leisure-92-positive")
+    a, b = pick(instances, "state_change", 0), pick(instances, "positive", 1)
     with open_memory(cfg, tmp_path, "alice") as m:
         m.add_many(past(a))
     with open_memory(cfg, tmp_path, "bob") as m:
@@ -87,7 +84,7 @@ def consistent(mem):
 
 
 def test_index_rebuilt_when_missing_behind_or_damaged(cfg, instances, tmp_path):
-    inst = by_id(instances, "shopping-91-state_change")
+    inst = pick(instances, "state_change", 0)
     events = past(inst)
     idx = tmp_path / "index" / user_dir_name("u1")
     with open_memory(cfg, tmp_path, "u1") as mem:
@@ -115,8 +112,8 @@ def test_index_rebuilt_when_missing_behind_or_damaged(cfg, instances, tmp_path):
 def test_other_index_types(cfg, instances, tmp_path, kind):
     cfg.memory.index.type = kind
     cfg.memory.index.nlist = 1  # ivf trains once 39 x nlist vectors exist
-    inst = by_id(instances, "leisure-92-state_change")
-    other = [e.model_copy(update={"id": "x" + e.id}) for e in past(by_id(instances, "shopping-91-positive"))]
+    inst = pick(instances, "state_change", 1)
+    other = [e.model_copy(update={"id": "x" + e.id}) for e in past(pick(instances, "positive", 0))]
     with open_memory(cfg, tmp_path, "u1") as mem:
         mem.add_many(past(inst))
         mem.add_many(other)  # over 39 x nlist vectors: ivf trains its clusters here

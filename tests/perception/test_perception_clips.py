@@ -1,4 +1,4 @@
-"""Folder walking and the start-time rules of FORMATS section 1."""
+"""Folder walking and the start-time rules of docs/formats.md section 1."""
 import json
 import os
 from datetime import datetime, timezone

@@ -2,6 +2,8 @@
 import httpx
 import pytest
 
+from tests.support.data import pick
+
 pytestmark = pytest.mark.slow
 
 SECRET = "Alice notices the last oat milk carton is empty; she mutters she must buy oat milk."
@@ -28,7 +30,7 @@ def test_healthz(live):
 
 def test_events_in_decisions_out_in_time_order_then_remembered(live, sample_instances):
     srv, _ = live
-    inst = sample_instances["shopping-91-positive"]
+    inst = pick(sample_instances.values(), "positive", 0)
     evs = events_of(inst)
     past, now = evs[:-1], evs[-1]
     r = httpx.post(srv.url + "/v1/users/alice/events", json=past[::-1], timeout=120)  # sent newest first
@@ -52,7 +54,7 @@ def test_events_in_decisions_out_in_time_order_then_remembered(live, sample_inst
 
 def test_a_retried_event_gets_the_same_decision_and_is_stored_once(live, sample_instances):
     srv, _ = live
-    evs = events_of(sample_instances["leisure-92-negative"])[:3]
+    evs = events_of(pick(sample_instances.values(), "negative", 1))[:3]
     first = httpx.post(srv.url + "/v1/users/carol/events", json=evs, timeout=60).json()
     again = httpx.post(srv.url + "/v1/users/carol/events", json=evs[1], timeout=60).json()
     assert again == first[1]

@@ -67,7 +67,7 @@ def test_promem_serve_without_a_trained_artifact_says_what_is_missing(serve_gate
     assert "promem serve: cannot start" in err and "not-trained" in err and says in err
 
 
-def test_bench_serve_writes_latency_json(serve_gate, tmp_path, monkeypatch, capsys):
+def test_bench_serve_writes_latency_json(serve_gate, sample_instances, tmp_path, monkeypatch, capsys):
     import json
 
     from cli.main import main
@@ -78,6 +78,7 @@ def test_bench_serve_writes_latency_json(serve_gate, tmp_path, monkeypatch, caps
     out = tmp_path / "serve.json"
     assert main(["bench", "serve", str(SAMPLE), "--users", "1", "-o", str(out)]) == 0
     result = json.loads(out.read_text())
-    assert result["users"] == 1 and result["events"] == 22 and result["http_errors"] == 0
+    first = next(iter(sample_instances.values()))  # one user replays the first timeline
+    assert result["users"] == 1 and result["events"] == len(first.events) and result["http_errors"] == 0
     assert 0 < result["request_ms"]["p50"] <= result["request_ms"]["p95"]
     assert result["reasoner"] == "gate" and result["events_per_s"] > 0

@@ -1,8 +1,11 @@
-"""Where the tests find the repository and the shared CPMBench sample (../shared beside the checkout)."""
-import os
+"""Where the tests find the repository and the CPMBench sample fixture (tests/fixtures)."""
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO.parent / "shared" / "examples" / "cpmbench_sample.jsonl"
-if not SAMPLE.is_file() and os.environ.get("PROMEM_SAMPLE"):
-    SAMPLE = Path(os.environ["PROMEM_SAMPLE"])
+# Two scenarios x the four variants, written by tests/fixtures/make_sample.py.
+SAMPLE = REPO / "tests" / "fixtures" / "cpmbench_sample.jsonl"
+
+
+def pick(instances, variant: str, scenario: int = 0):
+    """The sample instance of `variant` from its first (0) or second (1) scenario."""
+    return [i for i in instances if i.variant == variant][scenario]

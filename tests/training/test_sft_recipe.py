@@ -156,7 +156,8 @@ def test_torchrun_two_processes_train_with_ddp(tiny_base, tmp_path):
 
 
 @pytest.mark.slow
-def test_prepare_only_builds_retrieval_examples_without_training(tiny_base, tmp_path, monkeypatch, capsys):
+def test_prepare_only_builds_retrieval_examples_without_training(tiny_base, sample_instances, tmp_path, monkeypatch,
+                                                                capsys):
     from cli.main import main
 
     # the untuned bundled MiniLM and no linker: the replay needs no trained memory artifact
@@ -168,5 +169,6 @@ def test_prepare_only_builds_retrieval_examples_without_training(tiny_base, tmp_
     assert main(argv) == 0
     assert "1 examples (0 longer than max_length)" in capsys.readouterr().out
     rows = [json.loads(x) for x in (out / "examples.jsonl").read_text().splitlines()]
-    assert len(rows) == 2 and rows[1]["id"] == "shopping-91-positive" and "e04" in rows[1]["retrieved"]
+    first = sample_instances[0]  # --max-instances 1: the first instance, a positive one
+    assert len(rows) == 2 and rows[1]["id"] == first.id and first.intentions[0].formation in rows[1]["retrieved"]
     assert not (out / "checkpoints").exists() and not (out / "adapter_model.safetensors").exists()

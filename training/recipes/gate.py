@@ -325,7 +325,7 @@ def load_now_data(recipe: GateRecipe) -> list[Instance]:
         return []
     path = resolve_path(recipe.now_data)
     if not path.is_file():
-        # A fresh clone has no runs/: import CAB's train split straight from the shared data when present.
+        # A fresh clone has no runs/: import CAB's train split from the public data folder when present.
         try:
             from bench.importers.cab import load
 

@@ -3,8 +3,8 @@
 Positives are (formation, state change) pairs of CPMBench train instances. Negatives are the
 other pairs that construction scores on the training timelines (every event against its m most
 similar earlier events), plus sampled ones: (formation, another later event, including the
-decision moment) and (another earlier event, state change). Trained on the sampled pairs alone,
-the linker found 58% of the held-out state changes; with the replayed ones too, 71%.
+decision moment) and (another earlier event, state change). The replayed pairs are the ones the
+linker meets at construction time, so it learns to tell those apart, not only sampled ones.
 
 Two event classifiers come first: "intent" (formation events vs every other event) and "change"
 (state-change events vs every other event); their scores on the training pairs are cross-fitted
