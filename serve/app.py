@@ -123,7 +123,7 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
     @app.post("/v1/users/{user_id}/events")
     async def post_events(user_id: str, request: Request):
         if why := check_user_id(user_id):
-            return _error(422, why)
+            return _error(422, f"path parameter 'user_id': {why}")
         try:
             body = await _json_body(request)
             events = parse_events(body, user_id, max_events)
@@ -139,7 +139,7 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
     @app.put("/v1/users/{user_id}/profile")
     async def put_profile(user_id: str, request: Request):
         if why := check_user_id(user_id):
-            return _error(422, why)
+            return _error(422, f"path parameter 'user_id': {why}")
         try:
             body = await _json_body(request)
             profile = parse_record(Profile, body, "profile")
@@ -154,7 +154,7 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
     @app.get("/v1/users/{user_id}/recall")
     async def recall(user_id: str, event_id: str = Query(..., min_length=1), k: Optional[int] = Query(None, ge=1, le=100)):
         if why := check_user_id(user_id):
-            return _error(422, why)
+            return _error(422, f"path parameter 'user_id': {why}")
         t0 = time.perf_counter()
         got = await on_worker(lambda: sessions.get(user_id).recall(event_id, k))
         if got is None:
