@@ -71,6 +71,7 @@ def decide_events(cfg, events, store, user, out, persona="", timeline=False, str
 
 def run(args) -> int:
     from core.formats import Event, read_records
+    from core.limits import drop_oversized
     from reasoner.loop import load_profile
 
     cfg = config_from(args)
@@ -84,6 +85,8 @@ def run(args) -> int:
         print(f"promem decide: {exc}", file=sys.stderr)
         return 2
     good, bad = read_records(path, Event)
+    good, too_large = drop_oversized(good, cfg.limits, path)
+    bad += too_large
     for err in bad:
         log.warning("skipping %s", err)
     events = [e for _, e in good]

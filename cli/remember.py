@@ -22,6 +22,7 @@ def run(args) -> int:
 
     from core.config import resolve_path
     from core.formats import Event, read_records
+    from core.limits import drop_oversized
     from core.userid import check_user_id
     from memory.api import open_memory
     from memory.construct.artifacts import MissingArtifact
@@ -35,6 +36,8 @@ def run(args) -> int:
     store = resolve_path(args.store or cfg.memory.store)
     try:
         good, bad = read_records(args.events, Event)
+        good, too_large = drop_oversized(good, cfg.limits, args.events)
+        bad += too_large
     except FileNotFoundError:
         print(f"promem remember: {args.events}: no such file", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from core.userid import BadUserId
-from tests.serve.conftest import REPO, overrides
+from tests.serve.conftest import REPO
 from tests.test_userid import legacy_collision
 
 pytestmark = pytest.mark.slow
@@ -46,13 +46,6 @@ def test_sessions_refuse_ids_that_could_name_a_path(serve_cfg, tmp_path):
     with pytest.raises(BadUserId):
         sessions.get("../../evil")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
-
-
-@pytest.fixture()
-def cli_env(serve_gate, monkeypatch):
-    monkeypatch.delenv("PROMEM_SAMPLE", raising=False)  # a test-data path, not a config override
-    for k, v in overrides(serve_gate).items():
-        monkeypatch.setenv(k, v)
 
 
 def test_decide_rejects_a_user_id_from_profile_json_that_leaves_the_store(cli_env, tmp_path, capsys):
