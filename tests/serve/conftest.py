@@ -95,6 +95,5 @@ def live(serve_cfg, tmp_path_factory):
 @pytest.fixture()
 def cli_env(serve_gate, monkeypatch):
     """The test artifacts for `promem` commands run in this process (cli.main.main)."""
-    monkeypatch.delenv("PROMEM_SAMPLE", raising=False)  # a test-data path, not a config override
     for k, v in overrides(serve_gate).items():
         monkeypatch.setenv(k, v)
