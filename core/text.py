@@ -16,7 +16,7 @@ is am are was were be been being has have had having do does did doing can could
 should may might must it its it's he she they them his her hers their theirs him i me my mine we us
 our ours you your yours who whom whose which what when where why how not no yes very just also too
 some any each every all both few more most other such only own same again once still even ever
-user users person people someone somebody something thing things one ones
+user users person people someone somebody something thing things one ones two three four five six seven eight nine ten
 """.split())
 
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
