@@ -78,3 +78,24 @@ def test_remember_skips_an_event_whose_user_id_is_a_path(cli_env, tmp_path, caps
     assert "ok1: 1 new" in got.out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["events.jsonl", "store"]
     assert main(["recall", "--store", str(store), "--user", "../x", "--event", str(events), "-c", CFG]) == 2
+
+
+def test_a_store_with_legacy_user_folders_keeps_each_users_decisions_and_memory(serve_cfg, tmp_path):
+    from core.formats import Event
+    from core.userid import legacy_user_dir_name, user_dir_name
+    from reasoner.api import build_reasoner
+    from serve.sessions import Sessions
+
+    reasoner = build_reasoner(serve_cfg)
+    sessions = Sessions(serve_cfg, tmp_path, reasoner=reasoner)
+    first = sessions.get("maya").ingest([Event(**CANDLES), Event(**SHOP)])
+    sessions.close()
+    for part in ("serve", "index"):  # lay the folders out as a store written with the old names
+        (tmp_path / part / user_dir_name("maya")).rename(tmp_path / part / legacy_user_dir_name("maya"))
+    sessions = Sessions(serve_cfg, tmp_path, reasoner=reasoner)
+    s = sessions.get("maya")
+    assert s.dir.name == user_dir_name("maya") and not (tmp_path / "serve" / legacy_user_dir_name("maya")).exists()
+    assert s.ingest([Event(**SHOP)])["e2"] == first["e2"]  # answered from the moved decision log
+    c = s.memory.check()
+    assert c["events"] == 2 and c["content_index"] == c["facts"] and c["cue_index"] == c["event_cues"]
+    sessions.close()
