@@ -127,3 +127,19 @@ def test_remember_and_decide_skip_oversized_and_deeply_nested_lines(cli_env, tmp
                "-c", CFG])
     assert rc == 0
     assert [json.loads(x)["event_id"] for x in (tmp_path / "d.jsonl").read_text().splitlines()] == ["x1", "x4"]
+
+
+def test_a_body_that_never_completes_is_answered_408(capped):
+    srv, cfg = capped
+    sock = socket.create_connection(("127.0.0.1", srv.port), timeout=4 * cfg.serve.body_timeout_s)
+    sock.sendall(b"POST /v1/users/u9/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 100\r\n\r\n{\"id\": ")
+    t0, reply = time.monotonic(), b""
+    while b"serve.body_timeout_s" not in reply and time.monotonic() - t0 < 4 * cfg.serve.body_timeout_s:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        reply += chunk
+    sock.close()
+    assert reply.startswith(b"HTTP/1.1 408") and b"serve.body_timeout_s" in reply, reply
+    assert time.monotonic() - t0 < 3 * cfg.serve.body_timeout_s
