@@ -33,8 +33,20 @@ def pick_user(explicit, profile, events) -> str:
     return ids.pop() if len(ids) == 1 else "u1"
 
 
+def bad_user(user: str, explicit, profile_path) -> str | None:
+    """Why the picked user id cannot name files in the store (it comes from input data), or None."""
+    from core.userid import check_user_id
+
+    why = check_user_id(user)
+    if why is None:
+        return None
+    origin = "--user" if explicit else f"'user_id' of {profile_path}" if profile_path else "'user_id' of the events"
+    return f"{origin}: {why}; pass a valid --user"
+
+
 def decide_events(cfg, events, store, user, out, persona="", timeline=False, stream=None) -> dict:
     """Shared by `promem decide` and `promem run`: one user's events only, through the loop."""
+    from core.userid import user_file
     from memory.api import open_memory
     from reasoner.api import build_reasoner
     from reasoner.guard import Guard
@@ -49,7 +61,8 @@ def decide_events(cfg, events, store, user, out, persona="", timeline=False, str
     store.mkdir(parents=True, exist_ok=True)
     memory = open_memory(cfg, store, user)
     try:
-        guard = Guard(cfg.reasoner.cooldown_hours, cfg.reasoner.intention_ttl_hours, store / f"guard-{user}.json")
+        guard_path = user_file(store, "guard-", user, ".json")
+        guard = Guard(cfg.reasoner.cooldown_hours, cfg.reasoner.intention_ttl_hours, guard_path)
         loop = DecisionLoop(cfg, memory, build_reasoner(cfg), persona=persona, guard=guard)
         show = (lambda e, d: print(timeline_line(e, d), file=stream or sys.stdout, flush=True)) if timeline else None
         return loop.run(mine, out, on_decision=show, progress=not timeline)
@@ -59,6 +72,7 @@ def decide_events(cfg, events, store, user, out, persona="", timeline=False, str
 
 def run(args) -> int:
     from core.formats import Event, read_records
+    from core.limits import drop_oversized
     from reasoner.loop import load_profile
 
     cfg = config_from(args)
@@ -72,6 +86,8 @@ def run(args) -> int:
         print(f"promem decide: {exc}", file=sys.stderr)
         return 2
     good, bad = read_records(path, Event)
+    good, too_large = drop_oversized(good, cfg.limits, path)
+    bad += too_large
     for err in bad:
         log.warning("skipping %s", err)
     events = [e for _, e in good]
@@ -79,6 +95,9 @@ def run(args) -> int:
         print(f"promem decide: {path} holds no valid events", file=sys.stderr)
         return 2
     user = pick_user(args.user, profile, events)
+    if why := bad_user(user, args.user, args.profile):
+        print(f"promem decide: {why}", file=sys.stderr)
+        return 2
     persona = args.persona if args.persona is not None else profile.persona
     counts = decide_events(cfg, events, args.store, user, args.out, persona, args.timeline)
     print(f"decided {counts['decided']} events ({counts['skipped']} already decided, {len(bad)} bad lines skipped): "

@@ -21,10 +21,14 @@ def register(sub) -> None:
 def run(args) -> int:
     from core.config import resolve_path
     from core.formats import Event, parse_record
+    from core.userid import check_user_id
     from memory.api import open_memory
     from memory.construct.artifacts import MissingArtifact
     from memory.store import DB_NAME
 
+    if why := check_user_id(args.user):
+        print(f"promem recall: --user: {why}", file=sys.stderr)
+        return 2
     cfg = config_from(args)
     store = resolve_path(args.store or cfg.memory.store)
     if not (store / DB_NAME).is_file():

@@ -22,15 +22,22 @@ def run(args) -> int:
 
     from core.config import resolve_path
     from core.formats import Event, read_records
+    from core.limits import drop_oversized
+    from core.userid import check_user_id
     from memory.api import open_memory
     from memory.construct.artifacts import MissingArtifact
 
+    if args.user and (why := check_user_id(args.user)):
+        print(f"promem remember: --user: {why}", file=sys.stderr)
+        return 2
     cfg = config_from(args)
     if args.batch:
         cfg.memory.construction.batch_size = args.batch
     store = resolve_path(args.store or cfg.memory.store)
     try:
         good, bad = read_records(args.events, Event)
+        good, too_large = drop_oversized(good, cfg.limits, args.events)
+        bad += too_large
     except FileNotFoundError:
         print(f"promem remember: {args.events}: no such file", file=sys.stderr)
         return 2
@@ -39,6 +46,10 @@ def run(args) -> int:
         if args.user and e.user_id and e.user_id != args.user:
             print(f"{args.events}:{no}: event {e.id!r} has user_id {e.user_id!r}, not --user {args.user!r}; skipped",
                   file=sys.stderr)
+            bad.append(None)
+            continue
+        if not args.user and e.user_id and (why := check_user_id(e.user_id)):
+            print(f"{args.events}:{no}: event {e.id!r}: key 'user_id': {why}; skipped", file=sys.stderr)
             bad.append(None)
             continue
         by_user[args.user or e.user_id or "u1"].append(e)

@@ -34,7 +34,7 @@ def events_path(out: Path) -> Path:
 
 
 def run(args) -> int:
-    from cli.decide import decide_events, pick_user
+    from cli.decide import bad_user, decide_events, pick_user
     from perception.clips import ClipFolderError
     from perception.pipeline import perceive_folder, write_outputs
     from reasoner.loop import load_profile
@@ -67,6 +67,9 @@ def run(args) -> int:
 
         profile = Profile()
     user = pick_user(args.user, profile, events)
+    if why := bad_user(user, args.user, profile_file if profile_file.is_file() else None):
+        print(f"promem run: {why}", file=sys.stderr)
+        return 2
     counts = decide_events(cfg, events, args.store, user, out, profile.persona, args.timeline)
     print(f"perceived {len(events)} of {len(report.results)} clips -> {ev_path}; decided {counts['decided']} "
           f"({counts['skipped']} already decided): {counts['assist']} assists -> {out}")

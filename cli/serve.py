@@ -20,10 +20,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    import uvicorn
+    from uvicorn import Server
 
     from core.config import resolve_path
     from serve.app import create_app
+    from serve.server import server_config
 
     cfg = config_from(args)
     store = resolve_path(args.store or cfg.serve.store)
@@ -40,5 +41,5 @@ def run(args) -> int:
                     "set $%s", host, cfg.serve.token_env)
     log.info("serving %s (reasoner %s) on http://%s:%d with memory store %s", cfg.source, cfg.reasoner.backend,
              host, port, store)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    Server(server_config(app, cfg, host, port, log_level="info")).run()
     return 0

@@ -10,6 +10,7 @@ from typing import Any, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from core.directives import split_directives
 from core.jsonio import LineError, iter_jsonl
 from core.timeutil import parse_time
 
@@ -52,6 +53,24 @@ class Event(_Open):
     def _has_content(self) -> "Event":
         if self.visual is None and self.audio is None:
             raise ValueError("event needs at least one of 'visual' / 'audio'")
+        return self
+
+    @model_validator(mode="after")
+    def _withhold_directives(self) -> "Event":
+        """Sentences addressed to the assistant are moved to the "withheld" key (core/directives.py):
+        kept with the event, never read by memory, the reasoner or the composed message."""
+        withheld: list[str] = []
+        for key in ("location", "visual", "audio"):
+            value = getattr(self, key)
+            if value:
+                kept, gone = split_directives(value)
+                if gone:
+                    setattr(self, key, kept)
+                    withheld += gone
+        if withheld:
+            extra = self.__pydantic_extra__
+            before = extra.get("withheld")
+            extra["withheld"] = (before if isinstance(before, list) else []) + withheld
         return self
 
     @property

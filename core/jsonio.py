@@ -30,6 +30,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any | LineError]]:
                 yield no, json.loads(raw)
             except json.JSONDecodeError as exc:
                 yield no, LineError(path, no, f"malformed JSON: {exc.msg} (column {exc.colno})")
+            except RecursionError:
+                yield no, LineError(path, no, "malformed JSON: nested too deeply")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

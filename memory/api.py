@@ -1,9 +1,7 @@
 """Public API of memory: open_memory(cfg, store, user_id) -> Memory (add, add_many, retrieve, close)."""
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -11,6 +9,7 @@ import numpy as np
 
 from core.formats import Event
 from core.recall import Recalled
+from core.userid import user_dir, user_dir_name  # noqa: F401  (user_dir_name: public here too)
 from memory.construct import build_constructor
 from memory.construct.base import Candidate
 from memory.index import VectorIndex
@@ -27,12 +26,6 @@ def _constructor(cfg):
     return _CONSTRUCTORS[key]
 
 
-def user_dir_name(user_id: str) -> str:
-    """A file-system-safe folder per user; the hash keeps "a/b" and "a_b" apart."""
-    slug = re.sub(r"[^A-Za-z0-9_.-]", "_", user_id)[:40]
-    return f"{slug}-{hashlib.sha1(user_id.encode()).hexdigest()[:8]}"
-
-
 class Memory:
     def __init__(self, cfg, store: Optional[Path], user_id: str, constructor=None):
         if not user_id:
@@ -40,7 +33,7 @@ class Memory:
         self.cfg, self.user = cfg, user_id
         self.constructor = constructor if constructor is not None else _constructor(cfg)
         self.store = Store(store)
-        idx_dir = None if store is None else Path(store) / "index" / user_dir_name(user_id)
+        idx_dir = None if store is None else user_dir(Path(store) / "index", user_id)
         dim_c = self.constructor.content.dim
         dim_q = self.constructor.cue.dim
         self.content = VectorIndex(self.store, user_id, "facts", dim_c, cfg.memory.index,

@@ -3,13 +3,16 @@
 An intention is keyed by the event it formed at (a decision's evidence). Once raised it is
 parked: it is not raised again within cfg.reasoner.cooldown_hours, and after that only if
 something new about it was recorded since (a "development" link after the raise). A state
-change resolves it for good, and an intention older than intention_ttl_hours expires. The
+change resolves it for good, and an intention older than intention_ttl_hours expires. An assist
+with no recalled event as evidence is keyed by its message instead, under the same cooldown. The
 state is a small JSON file in the store, so a rerun keeps it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -20,6 +23,7 @@ from core.recall import Recalled
 from core.timeutil import parse_time
 
 log = logging.getLogger(__name__)
+MESSAGE_KEY = "message:"  # state keys of assists without evidence (the others are event ids)
 
 
 @dataclass
@@ -86,7 +90,7 @@ class Guard:
         by_id = {r.event.id: r.event for r in past}
         evidence = [by_id[e] for e in decision.evidence if e in by_id]
         if not evidence:
-            return decision  # nothing to key on: the guard cannot tell repeats apart
+            return self._apply_unkeyed(decision, current)
         reasons = {e.id: self.blocked(e, current) for e in evidence}
         open_ = [e for e in evidence if reasons[e.id] is None]
         if not open_:
@@ -102,6 +106,29 @@ class Guard:
         if len(open_) < len(evidence):
             return decision.model_copy(update={"evidence": [e.id for e in open_],
                                                "guard": "; ".join(r for r in reasons.values() if r)})
+        return decision
+
+    def _apply_unkeyed(self, decision: Decision, current: Event) -> Decision:
+        """An assist resting on no recalled event (the now head's, or a model's without valid evidence)
+        is keyed by its message, letters only: the same words are not spoken again within the cooldown."""
+        words = " ".join(re.findall(r"[a-z]+", (decision.message or "").lower()))
+        key = MESSAGE_KEY + hashlib.sha256(words.encode()).hexdigest()[:16]
+        for k in [k for k, t in self.state.items() if k.startswith(MESSAGE_KEY) and t.raised_at
+                  and (current.dt - parse_time(t.raised_at)).total_seconds() > max(self.ttl_s, self.cooldown_s)]:
+            del self.state[k]  # message keys never resolve: drop them once they can block nothing
+        t = self.state.get(key)
+        if t is not None and t.raised_at is not None:
+            since = (current.dt - parse_time(t.raised_at)).total_seconds()
+            if since < self.cooldown_s:
+                why = (f"the same message, resting on no recalled event, was spoken {since / 3600:.1f} h ago "
+                       f"(cooldown {self.cooldown_s / 3600:g} h)")
+                log.info("event %s: guard keeps silent: %s", current.id, why)
+                return decision.model_copy(update={"assist": False, "message": None, "guard": why,
+                                                   "suppressed_message": decision.message})
+        t = self.state.setdefault(key, Tracked(formed_at=current.time))
+        t.raised_at = current.time
+        t.times_raised += 1
+        self.save()
         return decision
 
     def save(self) -> None:

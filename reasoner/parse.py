@@ -1,7 +1,9 @@
-"""Parse a model's answer (a reasoning trace, then `Decision: {json}`) into a Decision.
+"""Parse a model's answer (a reasoning trace, then `Decision: {json}` as its last line, the form
+reasoner/prompts/reasoner.v1.txt asks for) into a Decision.
 
-Anything malformed yields silence with an "error" key: a garbled answer must never make
-the wearable speak.
+Only that final object counts. Anything else (no Decision line, a cut-off or non-object decision,
+text after it) yields silence with an "error" key: a garbled answer, or JSON the model echoed
+from a transcript, must never make the wearable speak.
 """
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 THINK_RE = re.compile(r"<think>(.*?)</think>", re.S)
-DECISION_RE = re.compile(r"decision\s*:", re.I)
+DECISION_RE = re.compile(r"(?:^|\n)[ \t*#]*decision\s*:", re.I)  # at the start of a line
+FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.S | re.I)
 REASONING_RE = re.compile(r"reasoning\s*:\s*(.*?)(?=decision\s*:|$)", re.I | re.S)
 
 
@@ -28,19 +31,32 @@ class Parsed:
     warnings: list[str] = field(default_factory=list)
 
 
-def _json_objects(text: str):
-    """Every top-level {...} that json can decode, in order of appearance."""
-    dec = json.JSONDecoder()
-    i = text.find("{")
-    while i != -1:
-        try:
-            obj, end = dec.raw_decode(text, i)
-        except json.JSONDecodeError:
-            i = text.find("{", i + 1)
-            continue
-        if isinstance(obj, dict):
-            yield obj
-        i = text.find("{", end)
+def _final_decision(body: str) -> dict:
+    """The JSON object of the one "Decision:" line, with nothing but whitespace (or the closing fence
+    of a ```json block) after it. An object anywhere else (an echoed transcript, a quoted example)
+    is never taken for the decision, and a second Decision line makes the answer ambiguous."""
+    marks = list(DECISION_RE.finditer(body))
+    if not marks:
+        raise ParseError(f"no decision object: no 'Decision:' line in model output: {_snippet(body)!r}")
+    if len(marks) > 1:
+        raise ParseError(f"{len(marks)} 'Decision:' lines in model output; expected one, at the end")
+    tail = body[marks[0].end():].strip()
+    fenced = FENCE_RE.fullmatch(tail)
+    if fenced:
+        tail = fenced.group(1).strip()
+    try:
+        obj, end = json.JSONDecoder().raw_decode(tail)
+    except json.JSONDecodeError:
+        raise ParseError(f"no decision object after the last 'Decision:' (cut off or not JSON): {_snippet(tail)!r}") from None
+    if not isinstance(obj, dict) or "assist" not in obj:
+        raise ParseError(f"no decision object with 'assist' after the last 'Decision:': {_snippet(tail)!r}")
+    if tail[end:].strip():
+        raise ParseError(f"text after the decision object: {_snippet(tail[end:])!r}")
+    return obj
+
+
+def _snippet(text: str) -> str:
+    return " ".join(text.split())[:120]
 
 
 def _as_bool(v) -> bool:
@@ -57,14 +73,7 @@ def parse_output(text: str, known_ids: Sequence[str] = ()) -> Parsed:
         raise ParseError("empty model output")
     think = " ".join(m.strip() for m in THINK_RE.findall(text))
     body = THINK_RE.sub("", text)
-    # Prefer the object after the last "Decision:"; a trace may quote JSON-like text earlier.
-    marks = list(DECISION_RE.finditer(body))
-    tail = body[marks[-1].end():] if marks else body
-    candidates = [o for o in _json_objects(tail) if "assist" in o] or [o for o in _json_objects(body) if "assist" in o]
-    if not candidates:
-        snippet = " ".join(text.split())[:120]
-        raise ParseError(f"no decision object with 'assist' found in model output: {snippet!r}")
-    obj = candidates[0] if marks else candidates[-1]
+    obj = _final_decision(body)
     assist = _as_bool(obj.get("assist"))
     message = obj.get("message")
     if message is not None and not isinstance(message, str):

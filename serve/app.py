@@ -5,11 +5,14 @@
   PUT  /v1/users/{user_id}/profile    {"persona": "..."}: the personal context the reasoner sees
   GET  /v1/users/{user_id}/recall?event_id=ID[&k=N]   what memory recalls at a remembered event
   GET  /healthz
-With $PROMEMAGENT_SERVE_TOKEN (serve.token_env) set, /v1 requests need "Authorization: Bearer <token>".
+With $PROMEMAGENT_SERVE_TOKEN (serve.token_env) set, every request but /healthz (/docs and
+/openapi.json included) needs "Authorization: Bearer <token>".
 
 Every user has their own memory and decision log (serve/sessions.py); nothing one user sent is
 ever recalled for another. A malformed event is answered 422 with the event and the key, and
-nothing of that request is ingested, so the client can fix it and resend the whole request.
+nothing of that request is ingested, so the client can fix it and resend the whole request. A body
+over limits.max_body_bytes is answered 413 as soon as that many bytes have arrived (it is never
+parsed), a text field over its cap (cfg.limits) 422 naming the event and the key.
 Models are not thread-safe and are CPU/GPU-bound, so all memory and reasoner work runs on one
 worker thread; the event loop stays free for /healthz.
 """
@@ -29,7 +32,9 @@ from typing import Any, Optional
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
+from core.config.limits import LimitsConfig
 from core.formats import Event, Profile, parse_record
+from core.limits import oversized
 from serve.sessions import Sessions, check_user_id
 
 log = logging.getLogger(__name__)
@@ -39,16 +44,45 @@ def _error(status: int, message: str, errors: Optional[list[str]] = None) -> JSO
     return JSONResponse(status_code=status, content={"detail": message, "errors": errors or [message]})
 
 
-async def _json_body(request: Request) -> Any:
-    raw = await request.body()
+class BodyTooLarge(ValueError):
+    pass
+
+
+class BodyTimeout(ValueError):
+    pass
+
+
+async def _json_body(request: Request, max_bytes: int, timeout_s: float) -> Any:
+    """The parsed body, read in chunks and given up past max_bytes (413), before any parsing."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise BodyTooLarge(f"request body of {declared} bytes; at most {max_bytes} (limits.max_body_bytes)")
+    chunks, size = [], 0
+
+    async def read() -> None:
+        nonlocal size
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_bytes:
+                raise BodyTooLarge(f"request body over {max_bytes} bytes (limits.max_body_bytes)")
+            chunks.append(chunk)
+
     try:
-        return json.loads(raw)
+        await asyncio.wait_for(read(), timeout_s)
+    except asyncio.TimeoutError:
+        raise BodyTimeout(f"request body not received within {timeout_s:g} s (serve.body_timeout_s)") from None
+    try:
+        return json.loads(b"".join(chunks))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("request body is not valid JSON: nested too deeply") from None
 
 
-def parse_events(body: Any, user_id: str, max_events: int) -> list[Event]:
-    """Validate every event first; raises ValueError listing each bad one with its key."""
+def parse_events(body: Any, user_id: str, max_events: int, limits=None) -> list[Event]:
+    """Validate every event first; raises ValueError listing each bad one with its key.
+    limits: cfg.limits (default: its defaults), the size cap of each text field."""
+    limits = limits or LimitsConfig()
     items = body if isinstance(body, list) else [body]
     if not items:
         raise ValueError("an empty list holds no events")
@@ -61,6 +95,9 @@ def parse_events(body: Any, user_id: str, max_events: int) -> list[Event]:
             ev = parse_record(Event, obj, where)
         except ValueError as exc:
             problems.append(str(exc))
+            continue
+        if why := oversized(ev, limits):
+            problems.append(f"{where} (id {ev.id[:80]!r}): {why}")
             continue
         if ev.user_id not in (None, user_id):
             problems.append(f"{where} (id {ev.id!r}): key 'user_id' is {ev.user_id!r}, but it was posted for "
@@ -91,7 +128,7 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
         reasoner = build_reasoner(cfg)
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="promem-serve")
     sessions = Sessions(cfg, Path(store), reasoner, cfg.serve.max_open_users)
-    max_events = cfg.serve.max_events
+    max_events, max_body, body_timeout = cfg.serve.max_events, cfg.limits.max_body_bytes, cfg.serve.body_timeout_s
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -106,7 +143,9 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
 
     @app.middleware("http")
     async def require_token(request: Request, call_next):
-        if token is not None and request.url.path.startswith("/v1/"):
+        # Everything but the liveness probe, the API docs and schema included: they describe the service
+        # to whoever can reach it.
+        if token is not None and request.url.path != "/healthz":
             given = request.headers.get("authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
                 return _error(401, f"missing or wrong bearer token (the server reads it from ${cfg.serve.token_env})")
@@ -123,10 +162,14 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
     @app.post("/v1/users/{user_id}/events")
     async def post_events(user_id: str, request: Request):
         if why := check_user_id(user_id):
-            return _error(422, why)
+            return _error(422, f"path parameter 'user_id': {why}")
         try:
-            body = await _json_body(request)
-            events = parse_events(body, user_id, max_events)
+            body = await _json_body(request, max_body, body_timeout)
+            events = parse_events(body, user_id, max_events, cfg.limits)
+        except BodyTooLarge as exc:
+            return _error(413, str(exc))
+        except BodyTimeout as exc:
+            return _error(408, str(exc))
         except ValueError as exc:
             log.info("user %r: rejected request: %s", user_id, exc)
             return _error(422, str(exc), str(exc).split("; "))
@@ -139,14 +182,21 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
     @app.put("/v1/users/{user_id}/profile")
     async def put_profile(user_id: str, request: Request):
         if why := check_user_id(user_id):
-            return _error(422, why)
+            return _error(422, f"path parameter 'user_id': {why}")
         try:
-            body = await _json_body(request)
+            body = await _json_body(request, max_body, body_timeout)
             profile = parse_record(Profile, body, "profile")
+        except BodyTooLarge as exc:
+            return _error(413, str(exc))
+        except BodyTimeout as exc:
+            return _error(408, str(exc))
         except ValueError as exc:
             return _error(422, str(exc))
         if not isinstance(profile.persona, str):
             return _error(422, "profile: key 'persona' must be a string")
+        if len(profile.persona) > cfg.limits.max_text_chars:
+            return _error(422, f"profile: key 'persona' has {len(profile.persona)} characters; at most "
+                               f"{cfg.limits.max_text_chars} (limits.max_text_chars)")
         profile = profile.model_copy(update={"user_id": user_id})
         await on_worker(lambda: sessions.get(user_id).set_profile(profile))
         return profile.dump()
@@ -154,7 +204,7 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
     @app.get("/v1/users/{user_id}/recall")
     async def recall(user_id: str, event_id: str = Query(..., min_length=1), k: Optional[int] = Query(None, ge=1, le=100)):
         if why := check_user_id(user_id):
-            return _error(422, why)
+            return _error(422, f"path parameter 'user_id': {why}")
         t0 = time.perf_counter()
         got = await on_worker(lambda: sessions.get(user_id).recall(event_id, k))
         if got is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -17,26 +16,18 @@ from typing import Optional, Sequence
 
 from core.formats import Decision, Event, Profile
 from core.jsonio import LineError, append_jsonl, atomic_write_json, iter_jsonl
-from memory.api import open_memory, user_dir_name
+from core.userid import check_user_id, require_user_id, user_dir  # noqa: F401  (check_user_id: used by the app)
+from memory.api import open_memory
 from reasoner.guard import Guard
 from reasoner.loop import DecisionLoop, _repair_tail
 
 log = logging.getLogger(__name__)
-USER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$")
-
-
-def check_user_id(user_id: str) -> Optional[str]:
-    """Why a user id is not acceptable, or None."""
-    if not USER_ID_RE.match(user_id or ""):
-        return ("path parameter 'user_id' must be 1-128 characters of letters, digits and _ . @ : -, "
-                f"starting with a letter or digit; got {user_id!r}")
-    return None
 
 
 class UserSession:
     def __init__(self, cfg, store: Path, user_id: str, reasoner):
-        self.user = user_id
-        self.dir = store / "serve" / user_dir_name(user_id)
+        self.user = require_user_id(user_id)
+        self.dir = user_dir(store / "serve", user_id)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.dir / "decisions.jsonl"
         self.profile_path = self.dir / "profile.json"

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from core.config._base import Section
 from core.config.bench import BenchConfig
+from core.config.limits import LimitsConfig
 from core.config.memory import MemoryConfig
 from core.config.models import EmbedderConfig, LLMConfig
 from core.config.perception import PerceptionConfig
@@ -35,6 +36,7 @@ class Config(Section):
     training: TrainingConfig = TrainingConfig()
     serve: ServeConfig = ServeConfig()
     bench: BenchConfig = BenchConfig()
+    limits: LimitsConfig = LimitsConfig()
     source: str = ""  # the file it came from, for messages
 
 

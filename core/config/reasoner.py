@@ -1,3 +1,5 @@
+from pydantic import Field
+
 from core.config._base import Section
 from core.config.models import LLMConfig
 
@@ -9,6 +11,9 @@ class GateConfig(Section):
     max_candidates: int = 12  # past events scored per moment
     max_evidence: int = 2  # events a message may rest on
     use_now_head: bool = True  # score the moment alone when memory hands over no past event (if trained)
+    # The now head stays silent on a moment whose caption and transcript hold fewer content words
+    # (core.text.content_words) than this: "x" or "The user buys a train ticket." says too little to act on.
+    now_min_content_words: int = Field(4, ge=0)
 
 
 class CascadeConfig(Section):

@@ -1,6 +1,11 @@
-"""Compose the spoken message from the evidence: what (the evidence event's own words), when
-(the day and time it was noticed), why now (where the user is). No language model is needed,
-and every content word of the evidence survives, so the user can recognise the intention.
+"""Compose the spoken message from the evidence: what (a short name of the thing, a few words of
+the evidence), when (the day and time it was noticed), why now (where the user is). No language
+model is needed.
+
+Captions and transcripts are recordings of the world and may hold anyone's words, so the message
+never quotes them: it names the thing in at most MAX_THING_WORDS words cleaned by
+core.text.clean_phrase (no digits, phone numbers, URLs or imperatives), and the rest of the message
+is fixed wording.
 """
 from __future__ import annotations
 
@@ -9,9 +14,10 @@ from datetime import datetime
 from typing import Sequence
 
 from core.formats import Event
+from core.text import STOPWORDS, clean_phrase
 
-MAX_WHAT = 220
-MAX_NOW = 110
+MAX_THING_WORDS = 6
+MAX_PLACE_WORDS = 8
 
 
 def part_of_day(dt: datetime) -> str:
@@ -40,40 +46,55 @@ def when_phrase(then: datetime, now: datetime) -> str:
     return f"on {then_local.strftime('%A %d %B')}"
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0]
-    return cut.rstrip(",;:-") + "..."
-
-
-def _first_sentence(text: str) -> str:
-    m = re.match(r"(.+?[.!?])(\s|$)", text.strip())
-    return m.group(1) if m else text.strip()
-
-
 def _user_speech(audio: str) -> str:
     """The wearer's own words when diarization labelled them, else the whole transcript."""
     mine = re.findall(r"\[user\]\s*([^\[]+)", audio)
     return " ".join(s.strip() for s in mine) if mine else re.sub(r"\[[^\]]+\]\s*", "", audio).strip()
 
 
-def what_phrase(e: Event) -> str:
-    parts = []
-    if e.visual:
-        parts.append(_clip(e.visual, MAX_WHAT))
-    if e.audio:
-        speech = _user_speech(e.audio) or e.audio
-        parts.append(f'("{_clip(speech, 140)}")')
-    return " ".join(parts)
+_CLAUSE = re.compile(r"[,;:.!?()\"]+\s*")
+
+
+def thing_phrase(e: Event) -> str:
+    """A few cleaned words naming what the event is about: around the first sign of an intention
+    (ACTIONS) in the caption, then in the wearer's speech; else the caption's first clause."""
+    texts = [e.visual or "", _user_speech(e.audio or "")]
+    for text in texts:
+        for clause in _CLAUSE.split(text):
+            hit = next((m for pat, _ in ACTIONS if (m := pat.search(clause))), None)
+            if hit is None:
+                continue
+            after = clause[hit.start():].split()[:4]
+            if phrase := clean_phrase(" ".join(_noun_before(clause[:hit.start()].split()) + after), MAX_THING_WORDS):
+                return phrase
+    for text in texts:
+        for clause in _CLAUSE.split(text):
+            if phrase := clean_phrase(clause, MAX_THING_WORDS):
+                return phrase
+    return ""
+
+
+def _noun_before(words: list[str]) -> list[str]:
+    """The run of up to three content words just before a sign, across at most one stopword ("oat
+    milk carton" of "the oat milk carton is empty"); [] when there is none."""
+    tail = words[-1:] if words and words[-1].lower() in STOPWORDS else []
+    run: list[str] = []
+    for w in reversed(words[:len(words) - len(tail)]):
+        if w.lower() in STOPWORDS or len(run) == 3:
+            break
+        run.insert(0, w)
+    return run + tail if run else []
+
+
+def place_phrase(e: Event) -> str:
+    return clean_phrase(e.location or "", MAX_PLACE_WORDS)
 
 
 # What to do, from the kind of intention the evidence shows. Patterns are checked in order and at
 # most two suggestions are kept, so a message stays one or two short sentences.
 ACTIONS: list[tuple[re.Pattern, str]] = [(re.compile(p, re.I), a) for p, a in [
     (r"\b(pick ?up|collect|parcel|package|ready for collection|dry.?clean)", "Maybe pick it up or collect it now."),
-    (r"\b(broken|broke|split|torn|tear|flat|puncture|leak|zip|crack|popped|snapped|worn)", "Maybe get it fixed or repaired, or buy a new one."),
+    (r"\b(broken|broke|split|torn|tear|flat|puncture|leak|zip|crack|pops\b|popped|snapped|worn)", "Maybe get it fixed or repaired, or buy a new one."),
     (r"\b(ran out|run out|out of|empty|last one|last ones|used up|finished|no more|expired|missing|lost)", "Maybe buy or get a new one while you can."),
     (r"\b(lend|borrow|bring|give (it|them) back|return|forgot)", "Remember to bring it or give it back."),
     (r"\b(hurts?|pain|ache|sore|doctor|dentist|appointment|physio|clinic)", "Maybe call to book an appointment."),
@@ -90,23 +111,22 @@ def action_phrase(evidence: Sequence[Event]) -> str:
 
 
 def now_phrase(current: Event) -> str:
-    if current.location and current.visual:
-        return f"You're at {current.location} ({_clip(_first_sentence(current.visual), MAX_NOW)})"
-    if current.location:
-        return f"You're at {current.location}"
-    if current.visual:
-        return f"Right now: {_clip(_first_sentence(current.visual), MAX_NOW)}"
+    if place := place_phrase(current):
+        return f"You're at {place}"
+    if thing := thing_phrase(current):
+        return f"Right now: {thing}"
     return "Now might be a good moment"
 
 
 def compose_message(evidence: Sequence[Event], current: Event) -> str:
-    """e.g. 'You're at Grand Ave (Imani walks past a party-supply shop...). Remember yesterday evening
-    at kitchen: ... an empty birthday-candle box. ("We used the last ones...") Maybe buy or get a new one while you can.'"""
+    """e.g. 'You're at Grand Ave. Remember yesterday evening at kitchen: empty birthday-candle box.
+    Maybe buy or get a new one while you can.'"""
     now = current.dt
     items = []
     for e in sorted(evidence, key=lambda e: e.dt):
-        where = f" at {e.location}" if e.location else ""
-        items.append(f"{when_phrase(e.dt, now)}{where}: {what_phrase(e)}")
+        where = f" at {place}" if (place := place_phrase(e)) else ""
+        thing = thing_phrase(e)
+        items.append(f"{when_phrase(e.dt, now)}{where}: {thing}." if thing else f"{when_phrase(e.dt, now)}{where}.")
     if not items:
         return now_phrase(current) + "."
     body = " Also, ".join(items)

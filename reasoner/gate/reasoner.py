@@ -16,6 +16,7 @@ import numpy as np
 from core.config import resolve_path
 from core.formats import Decision, Event
 from core.recall import Recalled
+from core.text import content_words
 from reasoner.gate.compose import action_phrase, compose_message, now_phrase
 from reasoner.gate.model import GateModel
 
@@ -32,6 +33,11 @@ class Scored:
     @property
     def best(self) -> float:
         return float(self.scores.max()) if len(self.scores) else 0.0
+
+
+def has_content(event: Event, min_words: int) -> bool:
+    """Whether the moment's caption and transcript hold at least min_words content words."""
+    return len(content_words(f"{event.visual or ''} {event.audio or ''}")) >= min_words
 
 
 def split_resolved(past: Sequence[Recalled]) -> tuple[list[Recalled], list[str]]:
@@ -96,6 +102,8 @@ class GateReasoner:
         """No open past event to weigh: the now head (if trained) asks whether the moment alone calls
         for help. Only here, so it cannot add false detections where the pair gate has a past to judge."""
         head = self.scorer.model.now if self.cfg.reasoner.gate.use_now_head else None
+        if head is not None and not has_content(current, self.cfg.reasoner.gate.now_min_content_words):
+            head = None  # too little said or seen to act on, whatever the head would score
         if head is None:
             timing = {"reason": (time.perf_counter() - t0) * 1000}
             return Decision(event_id=current.id, assist=False, retrieved=retrieved, timing_ms=timing, **extra)

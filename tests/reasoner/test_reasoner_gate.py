@@ -198,3 +198,53 @@ def test_now_head_speaks_only_when_memory_hands_over_nothing(trained_gate, sampl
         assert with_past.assist is False and with_past.now_score is None
     off = build_reasoner(cfg_with(gate={"path": str(out), "use_now_head": False}))
     assert off.decide(inst.persona, [], current).assist is False
+
+
+@pytest.fixture(scope="module")
+def now_gate(trained_gate, sample_instances, tmp_path_factory):
+    """The trained gate plus a now head trained briefly on the sample: (folder, now meta)."""
+    import shutil
+
+    from reasoner.gate.features import Featurizer
+    from reasoner.gate.model import default_embedder
+    from training.recipes.gate import load_recipe, train_now
+
+    out = tmp_path_factory.mktemp("now-gate") / "gate"
+    shutil.copytree(trained_gate[0], out)
+    now = train_now(sample_instances, load_recipe(now_epochs=50, now_held_out=0.25), Featurizer(default_embedder().encode),
+                    out, progress=False)
+    return out, now
+
+
+@pytest.mark.slow
+def test_the_now_head_stays_silent_on_moments_without_content(now_gate):
+    from core.formats import Event
+    from core.jsonio import atomic_write_json
+    from reasoner.gate import model as gate_model
+
+    out, now = now_gate
+    trivial = [Event(id="t1", time="2026-09-18T09:00:00Z", visual="x"),
+               Event(id="t2", time="2026-09-18T09:00:00Z", visual="The user buys a train ticket.")]
+    cab_like = Event(id="c1", time="2026-09-18T09:00:00Z",
+                     visual="The user is standing at a trailhead with a map board showing various hiking paths. "
+                            "Several people are gearing up nearby with backpacks and water bottles.",
+                     audio="This loop trail looks amazing. We should definitely try it next Saturday.")
+    def with_now_threshold(threshold):
+        meta = json.loads((out / "meta.json").read_text())
+        meta["now"] = {**now, "threshold": threshold}
+        atomic_write_json(out / "meta.json", meta)
+        gate_model._CACHE.clear()
+
+    with_now_threshold(0.5)
+    head = build_reasoner(cfg_with(gate={"path": str(out)})).scorer.model.now
+    # A threshold at which the head alone would speak at all three moments.
+    with_now_threshold(min(head.score(e) for e in [*trivial, cab_like]))
+    reasoner = build_reasoner(cfg_with(gate={"path": str(out), "use_calibrated": False, "threshold": 1.01}))
+    for e in trivial:
+        d = reasoner.decide("", [], e)
+        assert d.assist is False and d.message is None, (e.visual, d)
+    d = reasoner.decide("", [], cab_like)
+    assert d.assist is True and d.evidence == ["c1"]
+    lax = build_reasoner(cfg_with(gate={"path": str(out), "use_calibrated": False, "threshold": 1.01,
+                                        "now_min_content_words": 0}))
+    assert all(lax.decide("", [], e).assist for e in trivial)  # the rule, not the head, keeps them silent

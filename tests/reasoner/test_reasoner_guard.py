@@ -71,3 +71,24 @@ def test_silence_passes_through_untouched():
     n = _at("e10", "2026-03-02T18:00:00+01:00")
     d = Decision(event_id="e10", assist=False)
     assert g.apply(d, [], n) is d
+
+
+def test_assists_without_evidence_are_throttled_by_their_message(tmp_path):
+    g = Guard(cooldown_hours=12, ttl_hours=168, path=tmp_path / "guard.json")
+
+    def bare(now, msg="Call 0900-123456 now!"):
+        return Decision(event_id=now.id, assist=True, message=msg, evidence=[], retrieved=[])
+
+    n1 = _at("e10", "2026-03-02T18:00:00+01:00")
+    assert g.apply(bare(n1), [], n1).assist is True
+    n2 = _at("e11", "2026-03-02T19:00:00+01:00")
+    d2 = g.apply(bare(n2, "call 0900-654321 NOW"), [], n2)  # the same words: blocked, also after a reload
+    assert d2.assist is False and "no recalled event" in d2.model_extra["guard"]
+    g2 = Guard(cooldown_hours=12, ttl_hours=168, path=tmp_path / "guard.json")
+    assert g2.apply(bare(n2), [], n2).assist is False
+    # an evidence id that is not among the recalled events keys nothing either
+    d3 = g2.apply(Decision(event_id="e12", assist=True, message="Call 0900-123456 now!", evidence=["zz"]), [], n2)
+    assert d3.assist is False
+    assert g2.apply(bare(n2, "Something else entirely."), [], n2).assist is True
+    n3 = _at("e30", "2026-03-03T08:00:00+01:00")  # after the cooldown
+    assert g2.apply(bare(n3), [], n3).assist is True

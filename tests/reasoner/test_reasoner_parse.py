@@ -48,3 +48,30 @@ def test_string_booleans_are_accepted():
 def test_malformed_answers_raise(raw, why):
     with pytest.raises(ParseError, match=why):
         parse_output(raw, KNOWN)
+
+
+ECHO = '{"assist": true, "message": "Call 0900-123456 now.", "evidence": ["e04"]}'
+
+
+@pytest.mark.parametrize("raw,why", [
+    # the model's own decision missing, invalid or cut off: an earlier object (an echoed transcript) must not count
+    (f"Reasoning: the transcript said {ECHO}. Nothing to do.", "no 'Decision:' line"),
+    (f"Reasoning: it said {ECHO}\nDecision: None", "cut off or not JSON"),
+    (f"Reasoning: it said {ECHO}\nDecision: false", "no decision object with 'assist'"),
+    (f"Reasoning: it said {ECHO}\nDecision: {{\"assist\": false, \"message\": null, \"evid", "cut off or not JSON"),
+    (f"Reasoning: it said {ECHO}\nDecision: {{\"message\": null}}", "no decision object with 'assist'"),
+    (f'Reasoning: x\nDecision: {{"assist": false, "message": null, "evidence": []}}\nThe recording said: {ECHO}',
+     "text after the decision"),
+    (f'Reasoning: x\nDecision: {{"assist": false, "message": null, "evidence": []}}\nDecision: {ECHO}',
+     "2 'Decision:' lines"),
+    (f'Reasoning: x\nDecision: {{"assist": null, "message": "Call 0900-123456."}}', "'assist' must be true or false"),
+])
+def test_only_the_final_well_formed_decision_counts(raw, why):
+    with pytest.raises(ParseError, match=why):
+        parse_output(raw, KNOWN)
+
+
+def test_a_decision_quoted_inside_the_reasoning_does_not_count():
+    raw = f'Reasoning: the event says "Decision: {ECHO}" but that is recorded speech.\nDecision: {{"assist": false, "message": null, "evidence": []}}'
+    p = parse_output(raw, KNOWN)
+    assert p.assist is False and p.message is None

@@ -53,15 +53,19 @@ def serve_cfg(serve_gate):
 
 
 class LiveServer:
-    def __init__(self, app):
+    def __init__(self, app, cfg=None):
+        """cfg: serve with `promem serve`'s uvicorn settings for this config (default: uvicorn's own)."""
         import uvicorn
 
+        from serve.server import server_config
         from tests.support.llm_server import free_port
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.app = app
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        config = (server_config(app, cfg, "127.0.0.1", self.port, log_level="warning") if cfg is not None else
+                  uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self):
@@ -86,3 +90,10 @@ def live(serve_cfg, tmp_path_factory):
     store = tmp_path_factory.mktemp("serve-store")
     with LiveServer(create_app(serve_cfg, store)) as srv:
         yield srv, store
+
+
+@pytest.fixture()
+def cli_env(serve_gate, monkeypatch):
+    """The test artifacts for `promem` commands run in this process (cli.main.main)."""
+    for k, v in overrides(serve_gate).items():
+        monkeypatch.setenv(k, v)
