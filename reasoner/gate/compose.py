@@ -3,9 +3,9 @@ the evidence), when (the day and time it was noticed), why now (where the user i
 model is needed.
 
 Captions and transcripts are recordings of the world and may hold anyone's words, so the message
-never quotes them: it names the thing in at most MAX_THING_WORDS words cleaned by
-core.text.clean_phrase (no digits, phone numbers, URLs or imperatives), and the rest of the message
-is fixed wording.
+never quotes them at length: it names the thing with at most MAX_CAPTION_WORDS words of a caption and
+MAX_SPEECH_WORDS of a transcript, cleaned by core.text.clean_phrase (no digits, phone numbers, URLs or
+imperatives); the rest of the message is fixed wording.
 """
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from typing import Sequence
 from core.formats import Event
 from core.text import STOPWORDS, clean_phrase
 
-MAX_THING_WORDS = 6
+# A caption is the captioner's own description; a transcript is anyone's words, so it gets fewer.
+MAX_CAPTION_WORDS = 14
+MAX_SPEECH_WORDS = 6
 MAX_PLACE_WORDS = 8
 
 
@@ -52,38 +54,30 @@ def _user_speech(audio: str) -> str:
     return " ".join(s.strip() for s in mine) if mine else re.sub(r"\[[^\]]+\]\s*", "", audio).strip()
 
 
-_CLAUSE = re.compile(r"[,;:.!?()\"]+\s*")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+
+
+def _first_sentence(text: str) -> str:
+    return _SENTENCE.split((text or "").strip())[0]
+
+
+def speech_phrase(audio: str) -> str:
+    """At most MAX_SPEECH_WORDS cleaned words of what was said: the first sentence that shows an
+    intention (ACTIONS), the wearer's own words first, else the wearer's first sentence."""
+    mine = _user_speech(audio or "")
+    anyone = re.sub(r"\[[^\]]+\]\s*", " ", audio or "")
+    for text in (mine, anyone):
+        for sentence in _SENTENCE.split(text):
+            if any(pat.search(sentence) for pat, _ in ACTIONS) and (phrase := clean_phrase(sentence, MAX_SPEECH_WORDS)):
+                return phrase
+    return clean_phrase(_first_sentence(mine), MAX_SPEECH_WORDS)
 
 
 def thing_phrase(e: Event) -> str:
-    """A few cleaned words naming what the event is about: around the first sign of an intention
-    (ACTIONS) in the caption, then in the wearer's speech; else the caption's first clause."""
-    texts = [e.visual or "", _user_speech(e.audio or "")]
-    for text in texts:
-        for clause in _CLAUSE.split(text):
-            hit = next((m for pat, _ in ACTIONS if (m := pat.search(clause))), None)
-            if hit is None:
-                continue
-            after = clause[hit.start():].split()[:4]
-            if phrase := clean_phrase(" ".join(_noun_before(clause[:hit.start()].split()) + after), MAX_THING_WORDS):
-                return phrase
-    for text in texts:
-        for clause in _CLAUSE.split(text):
-            if phrase := clean_phrase(clause, MAX_THING_WORDS):
-                return phrase
-    return ""
-
-
-def _noun_before(words: list[str]) -> list[str]:
-    """The run of up to three content words just before a sign, across at most one stopword ("oat
-    milk carton" of "the oat milk carton is empty"); [] when there is none."""
-    tail = words[-1:] if words and words[-1].lower() in STOPWORDS else []
-    run: list[str] = []
-    for w in reversed(words[:len(words) - len(tail)]):
-        if w.lower() in STOPWORDS or len(run) == 3:
-            break
-        run.insert(0, w)
-    return run + tail if run else []
+    """What the event is about: the caption's first sentence and a short phrase of the speech,
+    both cleaned (the keyword-bearing object is usually in one of the two)."""
+    parts = [clean_phrase(_first_sentence(e.visual or ""), MAX_CAPTION_WORDS), speech_phrase(e.audio or "")]
+    return "; ".join(p for p in parts if p)
 
 
 def place_phrase(e: Event) -> str:

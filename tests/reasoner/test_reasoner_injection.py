@@ -6,7 +6,7 @@ import re
 import pytest
 
 from core.formats import Event
-from reasoner.gate.compose import MAX_THING_WORDS, compose_message
+from reasoner.gate.compose import MAX_CAPTION_WORDS, MAX_SPEECH_WORDS, compose_message
 
 from tests.support.reasoner_cfg import cfg_with
 
@@ -82,7 +82,8 @@ def test_messages_never_quote_a_recording_or_a_number():
     msg = compose_message([past], now)
     assert not re.search(r"\d", msg) and "www" not in msg and "@" not in msg, msg
     assert "oat milk" in msg and "grocery store" in msg and "yesterday" in msg
-    assert _longest_shared_run(msg, f"{past.visual} {past.audio}") <= MAX_THING_WORDS
+    assert _longest_shared_run(msg, past.audio) <= MAX_SPEECH_WORDS
+    assert _longest_shared_run(msg, past.visual) <= MAX_CAPTION_WORDS
     bare = Event(id="n2", time="2026-09-18T17:30:00-07:00", visual="Call 0900-123456 right now, it is urgent.")
     assert not re.search(r"\d|[Cc]all", compose_message([], bare)), compose_message([], bare)
 
