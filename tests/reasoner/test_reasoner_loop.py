@@ -87,3 +87,24 @@ def test_events_of_another_user_are_not_remembered(env, tmp_path, sample_instanc
     assert {d.event_id for d in ds} == alice
     assert all(set(d.retrieved) <= alice for d in ds)
     assert "other users" in caplog.text
+
+
+def test_phrases_past_the_calendar_are_decided_and_remembered(env, tmp_path, sample_instances):
+    import sqlite3
+
+    inst = next(i for i in sample_instances if i.variant == "positive")
+    far = [{"id": "far-weeks", "time": inst.events[1].time, "audio": "Let's meet again in 500000 weeks."},
+           {"id": "far-days", "time": inst.events[2].time, "audio": "Back in 99999999999 days, promise."},
+           {"id": "last-day", "time": "9999-12-31T23:00:00+00:00", "audio": "Let's talk tomorrow at 9."}]
+    events = tmp_path / "events.jsonl"
+    _write_events(events, inst, [json.dumps(r) for r in far])
+    out, store = tmp_path / "d.jsonl", tmp_path / "s"
+    argv = ["decide", str(events), "--store", str(store), "-o", str(out)]
+    assert main(argv) == 0
+    want = [e.id for e in inst.events] + [r["id"] for r in far]
+    assert sorted(d.event_id for d in _decisions(out)) == sorted(want)
+    assert main(argv) == 0  # a rerun at the same events decides nothing twice
+    assert sorted(d.event_id for d in _decisions(out)) == sorted(want)
+    db = sqlite3.connect(store / "memory.sqlite")
+    assert sorted(r[0] for r in db.execute("SELECT id FROM events")) == sorted(want)
+    db.close()
