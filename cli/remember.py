@@ -20,20 +20,21 @@ def register(sub) -> None:
 def run(args) -> int:
     from tqdm import tqdm
 
+    from cli._inputs import EXIT_UNUSABLE, read_events_file
     from core.config import resolve_path
-    from core.formats import Event, read_records
+    from core.formats import Event
     from memory.api import open_memory
     from memory.construct.artifacts import MissingArtifact
+    from memory.lock import StoreError
 
     cfg = config_from(args)
     if args.batch:
         cfg.memory.construction.batch_size = args.batch
     store = resolve_path(args.store or cfg.memory.store)
-    try:
-        good, bad = read_records(args.events, Event)
-    except FileNotFoundError:
-        print(f"promem remember: {args.events}: no such file", file=sys.stderr)
-        return 2
+    got = read_events_file(args.events, "remember")
+    if got is None:
+        return EXIT_UNUSABLE
+    good, bad = got
     by_user: dict[str, list[Event]] = defaultdict(list)
     for no, e in good:
         if args.user and e.user_id and e.user_id != args.user:
@@ -48,7 +49,7 @@ def run(args) -> int:
     for user, events in by_user.items():
         try:
             mem = open_memory(cfg, store, user)
-        except MissingArtifact as exc:
+        except (MissingArtifact, StoreError) as exc:
             print(f"promem remember: {exc}", file=sys.stderr)
             return 2
         with mem:

@@ -14,6 +14,7 @@ from core.recall import Recalled
 from memory.construct import build_constructor
 from memory.construct.base import Candidate
 from memory.index import VectorIndex
+from memory.lock import StoreError
 from memory.store import Built, Store
 
 log = logging.getLogger(__name__)
@@ -34,19 +35,24 @@ def user_dir_name(user_id: str) -> str:
 
 
 class Memory:
-    def __init__(self, cfg, store: Optional[Path], user_id: str, constructor=None):
+    def __init__(self, cfg, store: Optional[Path], user_id: str, constructor=None, readonly: bool = False):
         if not user_id:
             raise ValueError("memory needs a user id")
         self.cfg, self.user = cfg, user_id
         self.constructor = constructor if constructor is not None else _constructor(cfg)
-        self.store = Store(store)
+        self.store = Store(store, readonly=readonly)
+        self.readonly = readonly
         idx_dir = None if store is None else Path(store) / "index" / user_dir_name(user_id)
         dim_c = self.constructor.content.dim
         dim_q = self.constructor.cue.dim
-        self.content = VectorIndex(self.store, user_id, "facts", dim_c, cfg.memory.index,
-                                   None if idx_dir is None else idx_dir / "content.faiss")
-        self.cues = VectorIndex(self.store, user_id, "cues", dim_q, cfg.memory.index,
-                                None if idx_dir is None else idx_dir / "cue.faiss")
+        try:
+            self.content = VectorIndex(self.store, user_id, "facts", dim_c, cfg.memory.index,
+                                       None if idx_dir is None else idx_dir / "content.faiss", readonly)
+            self.cues = VectorIndex(self.store, user_id, "cues", dim_q, cfg.memory.index,
+                                    None if idx_dir is None else idx_dir / "cue.faiss", readonly)
+        except BaseException:
+            self.store.close()  # releases the writer lock
+            raise
 
     # -- writing --------------------------------------------------------------------------
     def add(self, event: Event) -> None:
@@ -54,6 +60,8 @@ class Memory:
 
     def add_many(self, events: Iterable[Event], progress=None) -> int:
         """Add events not yet stored (by id); returns how many were new. Committed batch by batch."""
+        if self.readonly:
+            raise StoreError(f"store {self.store.path} was opened read-only; nothing can be remembered through it")
         fresh: dict[str, Event] = {}
         for e in events:
             if e.user_id and e.user_id != self.user:
@@ -149,9 +157,12 @@ class Memory:
         self.close()
 
 
-def open_memory(cfg, store: str | Path | None, user_id: str, constructor=None) -> Memory:
+def open_memory(cfg, store: str | Path | None, user_id: str, constructor=None, readonly: bool = False) -> Memory:
     """A user's memory in store folder `store` (None: a private in-memory store, gone on close).
 
     constructor: an already built constructor (default: the configured one, shared process-wide).
+    readonly: read an existing store without the writer lock and without writing any file
+    (recall, or a store of another user); a writer holds the store's lock until close.
+    Raises StoreError (naming the file) for a busy, damaged or unwritable store.
     """
-    return Memory(cfg, None if store is None else Path(store), user_id, constructor)
+    return Memory(cfg, None if store is None else Path(store), user_id, constructor, readonly)

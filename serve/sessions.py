@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 from core.formats import Decision, Event, Profile
 from core.jsonio import LineError, append_jsonl, atomic_write_json, iter_jsonl
 from memory.api import open_memory, user_dir_name
+from memory.store import Store
 from reasoner.guard import Guard
 from reasoner.loop import DecisionLoop, _repair_tail
 
@@ -104,7 +105,9 @@ class Sessions:
     def __init__(self, cfg, store: Path, reasoner, max_open: int = 64):
         self.cfg, self.store, self.reasoner = cfg, Path(store), reasoner
         self.max_open = max(1, max_open)
-        self.store.mkdir(parents=True, exist_ok=True)
+        # The service is the store's one writer for as long as it runs: a second service (or a
+        # `promem remember`) on this store is refused with a StoreError naming this process.
+        self._writer = Store(self.store)
         self._open: OrderedDict[str, UserSession] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -131,3 +134,4 @@ class Sessions:
                 except Exception as exc:  # one user's failing close must not keep the others open
                     log.warning("closing the memory of user %r failed: %s", s.user, exc)
             self._open.clear()
+            self._writer.close()
