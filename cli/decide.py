@@ -81,6 +81,7 @@ def run(args) -> int:
     except (MissingArtifact, StoreError) as exc:
         print(f"promem decide: {exc}", file=sys.stderr)
         return 2
-    print(f"decided {counts['decided']} events ({counts['skipped']} already decided, {len(bad)} bad lines skipped): "
+    print(f"decided {counts['decided']} events ({counts['skipped']} already decided, {len(bad)} bad lines skipped, "
+          f"{counts['conflicts']} ids sent again with other content skipped): "
           f"{counts['assist']} assists, {counts['errors']} model errors -> {args.out}")
     return 0

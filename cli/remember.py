@@ -35,24 +35,31 @@ def run(args) -> int:
     if got is None:
         return EXIT_UNUSABLE
     good, bad = got
-    by_user: dict[str, list[Event]] = defaultdict(list)
+    by_user: dict[str, list[tuple[int, Event]]] = defaultdict(list)
     for no, e in good:
         if args.user and e.user_id and e.user_id != args.user:
             print(f"{args.events}:{no}: event {e.id!r} has user_id {e.user_id!r}, not --user {args.user!r}; skipped",
                   file=sys.stderr)
             bad.append(None)
             continue
-        by_user[args.user or e.user_id or "u1"].append(e)
+        by_user[args.user or e.user_id or "u1"].append((no, e))
     for err in bad:
         if err is not None:
             print(f"{err}; skipped (the other lines are remembered)", file=sys.stderr)
-    for user, events in by_user.items():
+    for user, lines in by_user.items():
         try:
             mem = open_memory(cfg, store, user)
         except (MissingArtifact, StoreError) as exc:
             print(f"promem remember: {exc}", file=sys.stderr)
             return 2
         with mem:
+            clash = set(mem.conflicts([e for _, e in lines]))
+            for n in sorted(clash):
+                no, e = lines[n]
+                print(f"{args.events}:{no}: event id {e.id!r} is already remembered with other content; skipped "
+                      f"(an id names one event: send a changed event under a new id)", file=sys.stderr)
+                bad.append(None)
+            events = [e for n, (_, e) in enumerate(lines) if n not in clash]
             with tqdm(total=len(events), desc=f"remember {user}", unit="event") as bar:
                 new = mem.add_many(events, progress=bar.update)
             c = mem.check()

@@ -5,7 +5,8 @@ import hashlib
 import logging
 import re
 from pathlib import Path
-from typing import Iterable, Optional
+import json
+from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -34,6 +35,12 @@ def user_dir_name(user_id: str) -> str:
     return f"{slug}-{hashlib.sha1(user_id.encode()).hexdigest()[:8]}"
 
 
+def event_content(event: Event) -> dict:
+    """What makes two events with one id the same event: every key but the user (the store's key),
+    with absent and null keys alike, compared as their JSON."""
+    return {k: v for k, v in json.loads(json.dumps(event.dump())).items() if v is not None and k != "user_id"}
+
+
 class Memory:
     def __init__(self, cfg, store: Optional[Path], user_id: str, constructor=None, readonly: bool = False):
         if not user_id:
@@ -58,6 +65,19 @@ class Memory:
     def add(self, event: Event) -> None:
         self.add_many([event])
 
+    def conflicts(self, events: Sequence[Event]) -> list[int]:
+        """Positions in `events` of events whose id is already remembered with other content, or
+        repeats an earlier event of `events` with other content. An id names one event for good:
+        such an event is never stored (sending the same event again is not a conflict)."""
+        stored = {i: event_content(Event.model_validate(json.loads(raw)))
+                  for i, raw in self.store.stored_json(self.user, (e.id for e in events)).items()}
+        out = []
+        for n, e in enumerate(events):
+            content = event_content(e)
+            if stored.setdefault(e.id, content) != content:
+                out.append(n)
+        return out
+
     def add_many(self, events: Iterable[Event], progress=None) -> int:
         """Add events not yet stored (by id); returns how many were new. Committed batch by batch."""
         if self.readonly:
@@ -67,7 +87,11 @@ class Memory:
             if e.user_id and e.user_id != self.user:
                 raise ValueError(f"event {e.id!r} belongs to user {e.user_id!r}, not {self.user!r}")
             fresh.setdefault(e.id, e)
-        known = self.store.known(self.user, fresh)
+        known = self.store.stored_json(self.user, fresh)
+        for i, raw in known.items():
+            if event_content(Event.model_validate(json.loads(raw))) != event_content(fresh[i]):
+                log.warning("event %r of user %r is already remembered with other content; kept as it was",
+                            i, self.user)
         todo = sorted((e for i, e in fresh.items() if i not in known), key=lambda e: e.dt.timestamp())
         bs = max(1, self.cfg.memory.construction.batch_size)
         for s in range(0, len(todo), bs):

@@ -185,6 +185,16 @@ class Store:
             out.update(r[0] for r in self.db.execute(q, [user, *chunk]))
         return out
 
+    def stored_json(self, user: str, ids: Iterable[str]) -> dict[str, str]:
+        """id -> the stored event's JSON, for the ids of this user that are stored."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            q = f"SELECT id, json FROM events WHERE user_id=? AND id IN ({','.join('?' * len(chunk))})"
+            out.update(self.db.execute(q, [user, *chunk]).fetchall())
+        return out
+
     def write(self, user: str, built: list[Built]) -> list[Inserted]:
         """One transaction for the whole batch: after a crash it is either all there or absent."""
         out = []

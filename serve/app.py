@@ -10,6 +10,8 @@ With $PROMEMAGENT_SERVE_TOKEN (serve.token_env) set, /v1 requests need "Authoriz
 Every user has their own memory and decision log (serve/sessions.py); nothing one user sent is
 ever recalled for another. A malformed event is answered 422 with the event and the key, and
 nothing of that request is ingested, so the client can fix it and resend the whole request.
+An event id names one event: the same event sent again gets its first decision, and an id sent
+again with other content is answered 409 naming the id (nothing of that request is ingested).
 Models are not thread-safe and are CPU/GPU-bound, so all memory and reasoner work runs on one
 worker thread; the event loop stays free for /healthz.
 """
@@ -30,7 +32,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
 from core.formats import Event, Profile, parse_record
-from serve.sessions import Sessions, check_user_id
+from serve.sessions import EventConflict, Sessions, check_user_id
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +133,11 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
             log.info("user %r: rejected request: %s", user_id, exc)
             return _error(422, str(exc), str(exc).split("; "))
         t0 = time.perf_counter()
-        decided = await on_worker(lambda: sessions.get(user_id).ingest(events))
+        try:
+            decided = await on_worker(lambda: sessions.get(user_id).ingest(events))
+        except EventConflict as exc:
+            log.info("user %r: rejected request: %s", user_id, exc)
+            return _error(409, str(exc))
         log.debug("user %r: %d event(s) decided in %.0f ms", user_id, len(events), (time.perf_counter() - t0) * 1000)
         out = [decided[e.id] for e in events]
         return out if isinstance(body, list) else out[0]

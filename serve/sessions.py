@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from core.formats import Decision, Event, Profile
-from core.jsonio import LineError, append_jsonl, atomic_write_json, iter_jsonl
+from core.jsonio import LineError, atomic_write_json, iter_jsonl
 from memory.api import open_memory, user_dir_name
 from memory.store import Store
 from reasoner.guard import Guard
@@ -24,6 +24,10 @@ from reasoner.loop import DecisionLoop, _repair_tail
 
 log = logging.getLogger(__name__)
 USER_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$")
+
+
+class EventConflict(ValueError):
+    """An event id already received with other content (the service answers 409; nothing is ingested)."""
 
 
 def check_user_id(user_id: str) -> Optional[str]:
@@ -51,6 +55,8 @@ class UserSession:
                 log.warning("%s; that event will be decided again if sent again", obj)
             elif isinstance(obj, dict) and isinstance(obj.get("event_id"), str):
                 self.decided[obj["event_id"]] = obj
+        if (row := guard.recover(self.log_path, set(self.decided))) is not None:
+            self.decided[row["event_id"]] = row
 
     def _load_persona(self) -> str:
         if not self.profile_path.is_file():
@@ -67,7 +73,13 @@ class UserSession:
 
     def ingest(self, events: Sequence[Event]) -> dict[str, dict]:
         """Decide at each event in time order from memory of the past, then remember it (the online
-        loop's order). Returns {event id: decision}; an event decided before gets its old decision."""
+        loop's order). Returns {event id: decision}; an event decided before gets its old decision.
+        Raises EventConflict, before deciding anything, when an id was received with other content."""
+        clash = sorted({events[n].id for n in self.memory.conflicts(events)})
+        if clash:
+            raise EventConflict(f"event id(s) {', '.join(map(repr, clash))} of user {self.user!r} were already "
+                                f"received with other content; an id names one event, so nothing of this request "
+                                f"was ingested (send a changed event under a new id)")
         out: dict[str, dict] = {}
         for event in sorted(events, key=lambda e: (e.dt, e.id)):
             if event.id in out:
@@ -78,7 +90,7 @@ class UserSession:
                 continue
             decision: Decision = self.loop.step(event)
             row = decision.dump()
-            append_jsonl(self.log_path, row)
+            self.loop.guard.commit(row, self.log_path)  # the decision and its guard update, as one step
             self.memory.add(event)
             self.decided[event.id] = row
             out[event.id] = row

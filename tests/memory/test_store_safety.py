@@ -114,3 +114,36 @@ def test_stores_and_files_that_are_not_what_they_should_be_get_a_message(memory_
     for cmd in (["remember", str(tmp_path)], ["decide", str(tmp_path), "-o", str(tmp_path / "d.jsonl")]):
         assert main([*cmd, "--store", str(tmp_path / "s")]) == 2
         assert f"{tmp_path} is a folder, not an events file" in capsys.readouterr().err
+
+
+def test_remember_skips_an_id_sent_again_with_other_content_naming_it(memory_env, instances, tmp_path, capsys):
+    inst = instances[0]
+    store, first, again = tmp_path / "store", tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_events(first, inst)
+    assert main(["remember", str(first), "--store", str(store)]) == 0
+    e0, e1 = inst.events[0].dump(), inst.events[1].dump()
+    new = dict(e1, id="brand-new", visual="A new moment.")
+    rows = [e0, dict(e1, visual="Not what was said before."), new, dict(new, visual="Changed in the same file."), new]
+    again.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    capsys.readouterr()
+    assert main(["remember", str(again), "--store", str(store)]) == 1
+    out, err = capsys.readouterr()
+    assert f"{again}:2: event id {e1['id']!r} is already remembered with other content; skipped" in err
+    assert f"{again}:4: event id 'brand-new' is already remembered with other content; skipped" in err
+    assert "u1: 1 new, 2 already remembered" in out
+    from memory.store import Store
+
+    s = Store(store, readonly=True)
+    got = s.events("u1", [e1["id"], "brand-new"])
+    assert got[e1["id"]][0].visual == e1["visual"] and got["brand-new"][0].visual == "A new moment."
+    assert s.count("u1", "events") == len(inst.events) + 1
+    s.close()
+
+
+def test_an_empty_events_file_is_the_same_error_for_remember_and_decide(memory_env, tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert main(["remember", str(empty), "--store", str(tmp_path / "s")]) == 2
+    assert f"promem remember: {empty} holds no valid events (it is empty)" in capsys.readouterr().err
+    assert main(["decide", str(empty), "--store", str(tmp_path / "s"), "-o", str(tmp_path / "d.jsonl")]) == 2
+    assert f"promem decide: {empty} holds no valid events (it is empty)" in capsys.readouterr().err

@@ -1,4 +1,6 @@
 """Over-proactivity guard: cooldown, waiting for a development, state change, expiry, persistence."""
+import json
+
 from core.formats import Decision, Event
 from core.recall import Link, Recalled
 from reasoner.guard import Guard
@@ -59,7 +61,8 @@ def test_expired_intention_is_not_raised(tmp_path):
 def test_state_survives_a_restart_and_a_damaged_file(tmp_path):
     path = tmp_path / "guard.json"
     n1 = _at("e10", "2026-03-02T18:00:00+01:00")
-    Guard(12, 168, path).apply(_assist(n1), [Recalled(FORMED, 0.9, "cue")], n1)
+    g = Guard(12, 168, path)
+    g.commit(g.apply(_assist(n1), [Recalled(FORMED, 0.9, "cue")], n1).dump(), tmp_path / "decisions.jsonl")
     n2 = _at("e11", "2026-03-02T19:00:00+01:00")
     assert Guard(12, 168, path).apply(_assist(n2), [Recalled(FORMED, 0.9, "cue")], n2).assist is False
     path.write_text("{not json")
@@ -71,3 +74,20 @@ def test_silence_passes_through_untouched():
     n = _at("e10", "2026-03-02T18:00:00+01:00")
     d = Decision(event_id="e10", assist=False)
     assert g.apply(d, [], n) is d
+
+
+def test_a_decision_lost_after_the_guard_saved_it_is_recorded_on_reopen(tmp_path):
+    # The guard file is written first and carries the decision: a crash before the log append is
+    # completed on reopen, so the raise the guard remembers always has its decision in the log.
+    path, decisions = tmp_path / "guard.json", tmp_path / "decisions.jsonl"
+    n1 = _at("e10", "2026-03-02T18:00:00+01:00")
+    g = Guard(12, 168, path)
+    row = g.apply(_assist(n1), [Recalled(FORMED, 0.9, "cue")], n1).dump()
+    g.pending = {"log": str(decisions.resolve()), "row": row}
+    g.save()  # what commit writes before it appends; the process dies here
+    assert not decisions.exists()
+    again = Guard(12, 168, path)
+    assert again.recover(decisions, set()) == row
+    assert [json.loads(line) for line in decisions.read_text().splitlines()] == [row]
+    assert again.recover(decisions, {"e10"}) is None  # complete: nothing appended twice
+    assert Guard(12, 168, path).recover(tmp_path / "other.jsonl", set()) is None  # another log is not this one's
