@@ -5,21 +5,10 @@ running writer and on a store this user may only read.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
-from cli.main import add_config_arg, config_from
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
+from cli.main import add_config_arg, config_from, positive_int
 
 
 def register(sub) -> None:
@@ -28,7 +17,7 @@ def register(sub) -> None:
                    help="the current event (FORMATS section 2): a JSON object, or a file holding one")
     p.add_argument("--store", help="memory folder (default: memory.store of the config)")
     p.add_argument("--user", default="u1", help="user id (default: u1)")
-    p.add_argument("-k", type=_positive_int, help="how many events (default: memory.retrieval.k)")
+    p.add_argument("-k", type=positive_int, help="how many events (default: memory.retrieval.k)")
     p.add_argument("--json", action="store_true", help="print JSON Lines instead of text")
     add_config_arg(p)
     p.set_defaults(func=run)
@@ -57,8 +46,11 @@ def run(args) -> int:
         print(f"promem recall: --event {args.event}: not a JSON object, and no readable file ({exc.strerror})",
               file=sys.stderr)
         return 2
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
-        print(f"promem recall: {where}: {exc}", file=sys.stderr)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        print(f"promem recall: {where}: not JSON: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # parse_record's message starts with `where`
+        print(f"promem recall: {exc}", file=sys.stderr)
         return 2
     try:
         mem = open_memory(cfg, store, args.user, readonly=True)

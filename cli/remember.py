@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 
-from cli.main import add_config_arg, config_from
+from cli.main import add_config_arg, config_from, positive_int
 
 
 def register(sub) -> None:
@@ -12,7 +12,7 @@ def register(sub) -> None:
     p.add_argument("events", help="events file (FORMATS section 2)")
     p.add_argument("--store", help="memory folder (default: memory.store of the config)")
     p.add_argument("--user", help="user id (default: each event's user_id, else u1)")
-    p.add_argument("--batch", type=int, help="events committed together (default: memory.construction.batch_size)")
+    p.add_argument("--batch", type=positive_int, help="events committed together (default: memory.construction.batch_size)")
     add_config_arg(p)
     p.set_defaults(func=run)
 
