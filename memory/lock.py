@@ -49,7 +49,7 @@ class StoreLock:
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
-                raise StoreError(f"store {folder}: cannot create {self.path} ({exc.strerror}); a store this user "
+                raise StoreError(f"store {folder}: cannot write {self.path} ({exc.strerror}); a store this user "
                                  f"may not write can only be read (promem recall)") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -147,3 +147,43 @@ def test_an_empty_events_file_is_the_same_error_for_remember_and_decide(memory_e
     assert f"promem remember: {empty} holds no valid events (it is empty)" in capsys.readouterr().err
     assert main(["decide", str(empty), "--store", str(tmp_path / "s"), "-o", str(tmp_path / "d.jsonl")]) == 2
     assert f"promem decide: {empty} holds no valid events (it is empty)" in capsys.readouterr().err
+
+
+def _make_unwritable(paths):
+    """Make files and folders unwritable for this user; returns the undo. As root, permission bits
+    do not stop writes, so the immutable attribute stands in for another user's store."""
+    import os
+    import shutil
+
+    if os.geteuid() != 0:
+        for p in paths:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        return lambda: [p.chmod(0o755 if p.is_dir() else 0o644) for p in paths]
+    if not shutil.which("chattr") or subprocess.run(["chattr", "+i", *map(str, paths)]).returncode != 0:
+        subprocess.run(["chattr", "-i", *map(str, paths)], stderr=subprocess.DEVNULL)
+        pytest.skip("this machine cannot make a store unwritable for root (no chattr +i)")
+    return lambda: subprocess.run(["chattr", "-i", *map(str, paths)], check=True)
+
+
+def test_a_store_this_user_may_not_write_is_read_by_recall_and_refused_by_remember(memory_env, instances,
+                                                                                   tmp_path, capsys):
+    inst = instances[0]
+    store, events = tmp_path / "store", tmp_path / "a.jsonl"
+    write_events(events, inst)
+    assert main(["remember", str(events), "--store", str(store)]) == 0
+    now = tmp_path / "now.json"
+    now.write_text(json.dumps(inst.event(inst.decision_event).dump()))
+    undo = _make_unwritable(sorted(store.rglob("*"), reverse=True) + [store])
+    try:
+        before = snapshot(store)
+        capsys.readouterr()
+        assert main(["recall", "--store", str(store), "--event", str(now), "--json"]) == 0
+        assert capsys.readouterr().out.strip()
+        more = tmp_path / "b.jsonl"
+        write_events(more, inst, prefix="b-")
+        assert main(["remember", str(more), "--store", str(store)]) == 2
+        err = capsys.readouterr().err
+        assert f"promem remember: store {store}: cannot write {store / 'writer.lock'}" in err
+        assert snapshot(store) == before
+    finally:
+        undo()
