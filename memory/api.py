@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 from pathlib import Path
-import json
 from typing import Iterable, Optional, Sequence
 
 import numpy as np

@@ -176,15 +176,6 @@ class Store:
                 self.lock.release()
 
     # -- writes ---------------------------------------------------------------------------
-    def known(self, user: str, ids: Iterable[str]) -> set[str]:
-        ids = list(ids)
-        out: set[str] = set()
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            q = f"SELECT id FROM events WHERE user_id=? AND id IN ({','.join('?' * len(chunk))})"
-            out.update(r[0] for r in self.db.execute(q, [user, *chunk]))
-        return out
-
     def stored_json(self, user: str, ids: Iterable[str]) -> dict[str, str]:
         """id -> the stored event's JSON, for the ids of this user that are stored."""
         ids = list(dict.fromkeys(ids))
