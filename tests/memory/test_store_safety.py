@@ -8,7 +8,6 @@ import logging
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from cli.main import main
