@@ -37,19 +37,28 @@ class Tracked:
     developments: list[str] | None = None  # times of later developments seen
 
 
+@dataclass
+class Pending:
+    """The decision last committed, kept in the guard file until the decisions log surely holds it."""
+
+    log: str  # the decisions file (resolved path) it was appended to
+    row: dict  # the decision (FORMATS section 4)
+
+
 class Guard:
     def __init__(self, cooldown_hours: float, ttl_hours: float, path: str | Path | None = None):
         self.cooldown_s = cooldown_hours * 3600
         self.ttl_s = ttl_hours * 3600
         self.path = Path(path) if path else None
         self.state: dict[str, Tracked] = {}
-        self.pending: Optional[dict] = None  # {"log": decisions file, "row": the decision last committed}
+        self.pending: Optional[Pending] = None
         self.changed = False  # state changed since the last commit
         if self.path and self.path.is_file():
             try:
                 raw = json.loads(self.path.read_text(encoding="utf-8"))
                 if isinstance(raw, dict) and raw.get("format") == FILE_FORMAT:
-                    raw, self.pending = raw["state"], raw.get("pending")
+                    raw, pending = raw["state"], raw.get("pending")
+                    self.pending = Pending(**pending) if pending else None
                 self.state = {k: Tracked(**v) for k, v in raw.items()}
             except (ValueError, TypeError, AttributeError, KeyError) as exc:
                 # A damaged guard file must not stop the loop; it only risks one repeated reminder.
@@ -119,7 +128,7 @@ class Guard:
     def commit(self, row: dict, log_path: str | Path) -> None:
         """Record the decision `row` and this guard's state as one step (see the module doc)."""
         if self.path and self.changed:
-            self.pending = {"log": str(Path(log_path).resolve()), "row": row}
+            self.pending = Pending(str(Path(log_path).resolve()), row)
             self.save()
         append_jsonl(log_path, row)
         self.changed = False
@@ -128,14 +137,14 @@ class Guard:
         """Append the decision committed here but missing from `log_path` (a crash came between
         the two writes); returns it, or None when the log is complete."""
         p = self.pending
-        if not p or p.get("log") != str(Path(log_path).resolve()) or p["row"].get("event_id") in decided:
+        if p is None or p.log != str(Path(log_path).resolve()) or p.row.get("event_id") in decided:
             return None
-        append_jsonl(log_path, p["row"])
+        append_jsonl(log_path, p.row)
         log.warning("%s: recorded the decision at event %r that an interrupted run had made", log_path,
-                    p["row"].get("event_id"))
-        return p["row"]
+                    p.row.get("event_id"))
+        return p.row
 
     def save(self) -> None:
         if self.path:
             atomic_write_json(self.path, {"format": FILE_FORMAT, "state": {k: asdict(v) for k, v in self.state.items()},
-                                          "pending": self.pending})
+                                          "pending": asdict(self.pending) if self.pending else None})

@@ -3,7 +3,7 @@ import json
 
 from core.formats import Decision, Event
 from core.recall import Link, Recalled
-from reasoner.guard import Guard
+from reasoner.guard import Guard, Pending
 
 FORMED = Event(id="e04", time="2026-03-02T08:00:00+01:00", visual="The oat milk carton is empty.")
 
@@ -83,7 +83,7 @@ def test_a_decision_lost_after_the_guard_saved_it_is_recorded_on_reopen(tmp_path
     n1 = _at("e10", "2026-03-02T18:00:00+01:00")
     g = Guard(12, 168, path)
     row = g.apply(_assist(n1), [Recalled(FORMED, 0.9, "cue")], n1).dump()
-    g.pending = {"log": str(decisions.resolve()), "row": row}
+    g.pending = Pending(str(decisions.resolve()), row)
     g.save()  # what commit writes before it appends; the process dies here
     assert not decisions.exists()
     again = Guard(12, 168, path)
