@@ -91,8 +91,10 @@ class UserSession:
             decision: Decision = self.loop.step(event)
             row = decision.dump()
             self.loop.guard.commit(row, self.log_path)  # the decision and its guard update, as one step
-            self.memory.add(event)
+            # Known as decided before it is remembered: if remembering fails, a retry is answered
+            # from the log (and remembering retried), never decided a second time.
             self.decided[event.id] = row
+            self.memory.add(event)
             out[event.id] = row
         return out
 
