@@ -104,3 +104,25 @@ def test_a_crash_between_the_guard_file_and_the_decision_log_is_completed_on_reo
     assert (got["assist"], got["evidence"], got["message"]) == (want["e2"]["assist"], want["e2"]["evidence"],
                                                                 want["e2"]["message"])
     assert [row["event_id"] for row in rows(tmp_path / "crashed", "gil")] == ["e1", "e2"]
+
+
+def test_a_retry_after_remembering_failed_is_answered_from_the_log(serve_cfg, tmp_path, monkeypatch):
+    from core.formats import Event
+    from reasoner.api import build_reasoner
+    from serve.sessions import Sessions
+
+    sessions = Sessions(serve_cfg, tmp_path, reasoner=build_reasoner(serve_cfg))
+    s = sessions.get("hal")
+    ev = Event(id="e1", time="2026-09-17T08:00:00Z", visual="Packing a suitcase.")
+
+    def fail(event):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(s.memory, "add", fail)
+    with pytest.raises(OSError):
+        s.ingest([ev])
+    monkeypatch.undo()
+    first = [json.loads(line) for line in s.log_path.read_text().splitlines()]
+    assert s.ingest([ev])["e1"] == first[0]  # the client's retry
+    assert [row["event_id"] for row in rows(tmp_path, "hal")] == ["e1"] and s.memory.check()["events"] == 1
+    sessions.close()
