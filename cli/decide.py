@@ -58,8 +58,7 @@ def decide_events(cfg, events, store, user, out, persona="", timeline=False, str
         # One user's memory is never visible to another: foreign events are not remembered here.
         log.warning("skipping %d events of other users (deciding for user %r)", len(events) - len(mine), user)
     store = Path(store)
-    store.mkdir(parents=True, exist_ok=True)
-    memory = open_memory(cfg, store, user)
+    memory = open_memory(cfg, store, user)  # creates the folder and takes its writer lock
     try:
         guard_path = user_file(store, "guard-", user, ".json")
         guard = Guard(cfg.reasoner.cooldown_hours, cfg.reasoner.intention_ttl_hours, guard_path)
@@ -71,35 +70,35 @@ def decide_events(cfg, events, store, user, out, persona="", timeline=False, str
 
 
 def run(args) -> int:
-    from core.formats import Event, read_records
-    from core.limits import drop_oversized
+    from cli._inputs import EXIT_UNUSABLE, read_events_file
+    from memory.construct.artifacts import MissingArtifact
+    from memory.lock import StoreError
     from reasoner.loop import load_profile
 
     cfg = config_from(args)
-    path = Path(args.events)
-    if not path.is_file():
-        print(f"promem decide: no such file: {path}", file=sys.stderr)
-        return 2
     try:
         profile = load_profile(args.profile)
     except ValueError as exc:
         print(f"promem decide: {exc}", file=sys.stderr)
         return 2
-    good, bad = read_records(path, Event)
-    good, too_large = drop_oversized(good, cfg.limits, path)
-    bad += too_large
+    got = read_events_file(args.events, "decide", cfg.limits)
+    if got is None:
+        return EXIT_UNUSABLE
+    good, bad = got
     for err in bad:
         log.warning("skipping %s", err)
     events = [e for _, e in good]
-    if not events:
-        print(f"promem decide: {path} holds no valid events", file=sys.stderr)
-        return 2
     user = pick_user(args.user, profile, events)
     if why := bad_user(user, args.user, args.profile):
         print(f"promem decide: {why}", file=sys.stderr)
         return 2
     persona = args.persona if args.persona is not None else profile.persona
-    counts = decide_events(cfg, events, args.store, user, args.out, persona, args.timeline)
-    print(f"decided {counts['decided']} events ({counts['skipped']} already decided, {len(bad)} bad lines skipped): "
+    try:
+        counts = decide_events(cfg, events, args.store, user, args.out, persona, args.timeline)
+    except (MissingArtifact, StoreError) as exc:
+        print(f"promem decide: {exc}", file=sys.stderr)
+        return 2
+    print(f"decided {counts['decided']} events ({counts['skipped']} already decided, {len(bad)} bad lines skipped, "
+          f"{counts['conflicts']} ids sent again with other content skipped): "
           f"{counts['assist']} assists, {counts['errors']} model errors -> {args.out}")
     return 0

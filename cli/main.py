@@ -18,6 +18,17 @@ from core.config import DEFAULT_CONFIG, ConfigError, load_config
 ORDER = ["demo", "sample_clips", "perceive", "remember", "recall", "decide", "run", "train", "serve", "bench"]
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts: a whole number of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
 def add_config_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", "--config", default=str(DEFAULT_CONFIG), help="profile YAML (default: configs/cpu.yaml)")
 

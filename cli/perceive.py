@@ -16,19 +16,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from cli.main import add_config_arg, config_from
+from cli.main import add_config_arg, config_from, positive_int
 
 EXIT_OK, EXIT_BAD_ARGS, EXIT_SOME_FAILED = 0, 2, 3
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
 
 
 def register(sub) -> None:
@@ -38,7 +28,7 @@ def register(sub) -> None:
                    help="folder of clips (walked recursively; see docs/formats.md section 1)")
     p.add_argument("-o", "--output", required=True, metavar="EVENTS.jsonl", help="where to write the events")
     add_config_arg(p)
-    p.add_argument("--workers", type=_positive_int, default=None, help="clips processed at once (default: perception.workers)")
+    p.add_argument("--workers", type=positive_int, default=None, help="clips processed at once (default: perception.workers)")
     p.add_argument("--cache-dir", default=None, help="per-clip result cache (default: perception.cache_dir)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

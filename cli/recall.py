@@ -1,18 +1,23 @@
-"""`promem recall --store DIR --user ID --event EVENT.json`: what a decision at that event would retrieve."""
+"""`promem recall --store DIR --user ID --event EVENT.json`: what a decision at that event would retrieve.
+
+The store is opened read-only: recall takes no lock and writes nothing, so it works beside a
+running writer and on a store this user may only read.
+"""
 from __future__ import annotations
 
 import json
 import sys
 
-from cli.main import add_config_arg, config_from
+from cli.main import add_config_arg, config_from, positive_int
 
 
 def register(sub) -> None:
     p = sub.add_parser("recall", help="show what memory retrieves for an event (score and path of each)")
-    p.add_argument("--event", required=True, help="the current event: a JSON object (docs/formats.md section 2)")
+    p.add_argument("--event", required=True,
+                   help="the current event (docs/formats.md section 2): a JSON object, or a file holding one")
     p.add_argument("--store", help="memory folder (default: memory.store of the config)")
     p.add_argument("--user", default="u1", help="user id (default: u1)")
-    p.add_argument("-k", type=int, help="how many events (default: memory.retrieval.k)")
+    p.add_argument("-k", type=positive_int, help="how many events (default: memory.retrieval.k)")
     p.add_argument("--json", action="store_true", help="print JSON Lines instead of text")
     add_config_arg(p)
     p.set_defaults(func=run)
@@ -24,6 +29,7 @@ def run(args) -> int:
     from core.userid import check_user_id
     from memory.api import open_memory
     from memory.construct.artifacts import MissingArtifact
+    from memory.lock import StoreError
     from memory.store import DB_NAME
 
     if why := check_user_id(args.user):
@@ -35,14 +41,24 @@ def run(args) -> int:
         print(f"promem recall: no memory store at {store} (run `promem remember EVENTS --store {store}` first)",
               file=sys.stderr)
         return 2
+    inline = args.event.lstrip().startswith("{")
+    where = "--event" if inline else args.event
     try:
-        event = parse_record(Event, json.loads(open(args.event, encoding="utf-8").read()), args.event)
-    except (OSError, json.JSONDecodeError, ValueError) as exc:
-        print(f"promem recall: {args.event}: {exc}", file=sys.stderr)
+        text = args.event if inline else open(args.event, encoding="utf-8").read()
+        event = parse_record(Event, json.loads(text), where)
+    except OSError as exc:
+        print(f"promem recall: --event {args.event}: not a JSON object, and no readable file ({exc.strerror})",
+              file=sys.stderr)
+        return 2
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        print(f"promem recall: {where}: not JSON: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # parse_record's message starts with `where`
+        print(f"promem recall: {exc}", file=sys.stderr)
         return 2
     try:
-        mem = open_memory(cfg, store, args.user)
-    except MissingArtifact as exc:
+        mem = open_memory(cfg, store, args.user, readonly=True)
+    except (MissingArtifact, StoreError) as exc:
         print(f"promem recall: {exc}", file=sys.stderr)
         return 2
     with mem:

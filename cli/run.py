@@ -35,6 +35,8 @@ def events_path(out: Path) -> Path:
 
 def run(args) -> int:
     from cli.decide import bad_user, decide_events, pick_user
+    from memory.construct.artifacts import MissingArtifact
+    from memory.lock import StoreError
     from perception.clips import ClipFolderError
     from perception.pipeline import perceive_folder, write_outputs
     from reasoner.loop import load_profile
@@ -70,7 +72,11 @@ def run(args) -> int:
     if why := bad_user(user, args.user, profile_file if profile_file.is_file() else None):
         print(f"promem run: {why}", file=sys.stderr)
         return 2
-    counts = decide_events(cfg, events, args.store, user, out, profile.persona, args.timeline)
+    try:
+        counts = decide_events(cfg, events, args.store, user, out, profile.persona, args.timeline)
+    except (MissingArtifact, StoreError) as exc:
+        print(f"promem run: {exc} (the events are in {ev_path})", file=sys.stderr)
+        return 2
     print(f"perceived {len(events)} of {len(report.results)} clips -> {ev_path}; decided {counts['decided']} "
           f"({counts['skipped']} already decided): {counts['assist']} assists -> {out}")
     return 3 if report.failed else 0

@@ -20,14 +20,23 @@ class LineError:
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any | LineError]]:
-    """Yield (line number, parsed object or LineError); blank lines are skipped."""
+    """Yield (line number, parsed object or LineError); blank lines are skipped.
+
+    Lines are decoded one by one, so a line that is not UTF-8 is reported and the next is read.
+    """
     path = str(path)
-    with open(path, encoding="utf-8") as fh:
+    with open(path, "rb") as fh:
         for no, raw in enumerate(fh, start=1):
-            if not raw.strip():
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield no, LineError(path, no, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                                              "save the file as UTF-8")
+                continue
+            if not text.strip():
                 continue
             try:
-                yield no, json.loads(raw)
+                yield no, json.loads(text)
             except json.JSONDecodeError as exc:
                 yield no, LineError(path, no, f"malformed JSON: {exc.msg} (column {exc.colno})")
             except RecursionError:

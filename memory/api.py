@@ -1,9 +1,10 @@
 """Public API of memory: open_memory(cfg, store, user_id) -> Memory (add, add_many, retrieve, close)."""
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from core.userid import user_dir, user_dir_name  # noqa: F401  (user_dir_name: p
 from memory.construct import build_constructor
 from memory.construct.base import Candidate
 from memory.index import VectorIndex
+from memory.lock import StoreError
 from memory.store import Built, Store
 
 log = logging.getLogger(__name__)
@@ -26,33 +28,63 @@ def _constructor(cfg):
     return _CONSTRUCTORS[key]
 
 
+def event_content(event: Event) -> dict:
+    """What makes two events with one id the same event: every key but the user (the store's key),
+    with absent and null keys alike, compared as their JSON."""
+    return {k: v for k, v in json.loads(json.dumps(event.dump())).items() if v is not None and k != "user_id"}
+
+
 class Memory:
-    def __init__(self, cfg, store: Optional[Path], user_id: str, constructor=None):
+    def __init__(self, cfg, store: Optional[Path], user_id: str, constructor=None, readonly: bool = False):
         if not user_id:
             raise ValueError("memory needs a user id")
         self.cfg, self.user = cfg, user_id
         self.constructor = constructor if constructor is not None else _constructor(cfg)
-        self.store = Store(store)
+        self.store = Store(store, readonly=readonly)
+        self.readonly = readonly
         idx_dir = None if store is None else user_dir(Path(store) / "index", user_id)
         dim_c = self.constructor.content.dim
         dim_q = self.constructor.cue.dim
-        self.content = VectorIndex(self.store, user_id, "facts", dim_c, cfg.memory.index,
-                                   None if idx_dir is None else idx_dir / "content.faiss")
-        self.cues = VectorIndex(self.store, user_id, "cues", dim_q, cfg.memory.index,
-                                None if idx_dir is None else idx_dir / "cue.faiss")
+        try:
+            self.content = VectorIndex(self.store, user_id, "facts", dim_c, cfg.memory.index,
+                                       None if idx_dir is None else idx_dir / "content.faiss", readonly)
+            self.cues = VectorIndex(self.store, user_id, "cues", dim_q, cfg.memory.index,
+                                    None if idx_dir is None else idx_dir / "cue.faiss", readonly)
+        except BaseException:
+            self.store.close()  # releases the writer lock
+            raise
 
     # -- writing --------------------------------------------------------------------------
     def add(self, event: Event) -> None:
         self.add_many([event])
 
+    def conflicts(self, events: Sequence[Event]) -> list[int]:
+        """Positions in `events` of events whose id is already remembered with other content, or
+        repeats an earlier event of `events` with other content. An id names one event for good:
+        such an event is never stored (sending the same event again is not a conflict)."""
+        stored = {i: event_content(Event.model_validate(json.loads(raw)))
+                  for i, raw in self.store.stored_json(self.user, (e.id for e in events)).items()}
+        out = []
+        for n, e in enumerate(events):
+            content = event_content(e)
+            if stored.setdefault(e.id, content) != content:
+                out.append(n)
+        return out
+
     def add_many(self, events: Iterable[Event], progress=None) -> int:
         """Add events not yet stored (by id); returns how many were new. Committed batch by batch."""
+        if self.readonly:
+            raise StoreError(f"store {self.store.path} was opened read-only; nothing can be remembered through it")
         fresh: dict[str, Event] = {}
         for e in events:
             if e.user_id and e.user_id != self.user:
                 raise ValueError(f"event {e.id!r} belongs to user {e.user_id!r}, not {self.user!r}")
             fresh.setdefault(e.id, e)
-        known = self.store.known(self.user, fresh)
+        known = self.store.stored_json(self.user, fresh)
+        for i, raw in known.items():
+            if event_content(Event.model_validate(json.loads(raw))) != event_content(fresh[i]):
+                log.warning("event %r of user %r is already remembered with other content; kept as it was",
+                            i, self.user)
         todo = sorted((e for i, e in fresh.items() if i not in known), key=lambda e: e.dt.timestamp())
         bs = max(1, self.cfg.memory.construction.batch_size)
         for s in range(0, len(todo), bs):
@@ -143,9 +175,12 @@ class Memory:
         self.close()
 
 
-def open_memory(cfg, store: str | Path | None, user_id: str, constructor=None) -> Memory:
+def open_memory(cfg, store: str | Path | None, user_id: str, constructor=None, readonly: bool = False) -> Memory:
     """A user's memory in store folder `store` (None: a private in-memory store, gone on close).
 
     constructor: an already built constructor (default: the configured one, shared process-wide).
+    readonly: read an existing store without the writer lock and without writing any file
+    (recall, or a store of another user); a writer holds the store's lock until close.
+    Raises StoreError (naming the file) for a busy, damaged or unwritable store.
     """
-    return Memory(cfg, None if store is None else Path(store), user_id, constructor)
+    return Memory(cfg, None if store is None else Path(store), user_id, constructor, readonly)

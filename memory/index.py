@@ -1,5 +1,8 @@
 """FAISS indexes derived from the store: loaded from disk, caught up or rebuilt from SQLite.
 
+On open, an index whose vector count disagrees with the store's rows after catching up (files
+written by two processes at once, a copied store) is rebuilt from SQLite, which holds every vector.
+
 One file per (user, index) holds a JSON header (which store rows it covers) and the
 serialised index together, written by temp file + rename: a crash leaves the old file or the
 new one, never a header that disagrees with its vectors.
@@ -46,8 +49,11 @@ def _make(dim: int, cfg, n_hint: int) -> tuple[faiss.Index, str]:
 class VectorIndex:
     """Inner-product index over one store table (facts or event cues) of one user."""
 
-    def __init__(self, store: Store, user: str, table: str, dim: int, cfg, path: Optional[Path]):
+    def __init__(self, store: Store, user: str, table: str, dim: int, cfg, path: Optional[Path],
+                 readonly: bool = False):
+        """path: the index file (None: in memory only); readonly: read the file, never write it."""
         self.store, self.user, self.table, self.dim, self.cfg, self.path = store, user, table, dim, cfg, path
+        self.readonly = readonly
         self.max_id = 0
         self.index, self.kind = _make(dim, cfg, 0)
         self.dirty = False
@@ -62,12 +68,19 @@ class VectorIndex:
                 log.warning("index %s unreadable (%s); rebuilding from the store", self.path, exc)
                 self.rebuild()
                 return
-            stored = self.store.count(self.user, self.table, "event" if self.table == "cues" else None)
-            if self.index.ntotal > stored or self.max_id > self.store.max_id(self.user, self.table):
+            if self.max_id > self.store.max_id(self.user, self.table):
                 log.warning("index %s is ahead of the store; rebuilding", self.path)
                 self.rebuild()
                 return
         self.catch_up()
+        stored = self._stored()
+        if self.index.ntotal != stored:
+            log.warning("index %s holds %d vectors but the store %d %s of user %r; rebuilding it from the store",
+                        self.path, self.index.ntotal, stored, self.table, self.user)
+            self.rebuild()
+
+    def _stored(self) -> int:
+        return self.store.count(self.user, self.table, "event" if self.table == "cues" else None)
 
     def _read(self) -> None:
         raw = self.path.read_bytes()
@@ -127,7 +140,7 @@ class VectorIndex:
         self._add(np.asarray(ids, dtype=np.int64), np.vstack(vecs))
 
     def save(self) -> None:
-        if self.path is None or not self.dirty:
+        if self.path is None or not self.dirty or self.readonly:
             return
         head = json.dumps({"dim": self.dim, "type": self.kind, "count": int(self.index.ntotal),
                            "max_id": self.max_id, "user": self.user, "table": self.table}).encode()

@@ -14,6 +14,7 @@ from typing import Iterable, NamedTuple, Optional
 import numpy as np
 
 from core.formats import Event
+from memory.lock import StoreError, StoreLock
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, created REAL DEFAULT (unixepoch('subsec')));
@@ -142,33 +143,87 @@ class Inserted:
     cue_vecs: list[np.ndarray]
 
 
+def _db_problem(db_path: Path, exc: sqlite3.DatabaseError) -> str:
+    msg = str(exc)
+    if "readonly" in msg or "unable to open" in msg:
+        return f"{db_path}: cannot write ({msg}); this user may only read this store (promem recall)"
+    return f"{db_path}: not a usable memory store ({msg}); move it aside and remember the events again"
+
+
+def _open_readonly(db_path: Path) -> sqlite3.Connection:
+    """Open without writing anything. A WAL store left closed has no -shm file, and a reader that may
+    not create one (another user's folder) opens it as immutable: no writer is running then."""
+    if not db_path.is_file():
+        raise StoreError(f"no memory store at {db_path.parent} ({DB_NAME} is missing)")
+    uri = db_path.resolve().as_uri()
+    last: Optional[sqlite3.DatabaseError] = None
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        try:
+            db = sqlite3.connect(uri + query, uri=True, timeout=30, check_same_thread=False)
+            db.execute("SELECT COUNT(*) FROM events").fetchone()
+            return db
+        except sqlite3.DatabaseError as exc:
+            last = exc
+    raise StoreError(f"{db_path}: cannot be read ({last}); check that it is a promem store and readable") from None
+
+
 class Store:
-    def __init__(self, path: str | Path | None):
-        """path: a folder (created) holding memory.sqlite, or None for a private in-memory store."""
+    def __init__(self, path: str | Path | None, readonly: bool = False):
+        """path: a folder (created) holding memory.sqlite, or None for a private in-memory store.
+
+        A writer holds the store's writer lock (memory/lock.py) until close; readonly=True opens
+        an existing store without the lock and never writes to it (recall, another user's files).
+        """
+        self.lock: Optional[StoreLock] = None
+        self.readonly = readonly
         if path is None:
             self.path = None
             self.db = sqlite3.connect(":memory:", check_same_thread=False)
-        else:
-            self.path = Path(path)
+            self._setup()
+            return
+        self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(f"store {self.path} is a file; a store is a folder (it holds {DB_NAME})")
+        db_path = self.path / DB_NAME
+        if readonly:
+            self.db = _open_readonly(db_path)
+            self.db.execute("PRAGMA cache_size=-65536")
+            return
+        try:
             self.path.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path / DB_NAME, timeout=30, check_same_thread=False)
+        except OSError as exc:
+            raise StoreError(f"store {self.path}: cannot create the folder ({exc.strerror})") from None
+        self.lock = StoreLock(self.path)
+        try:
+            self.db = sqlite3.connect(db_path, timeout=30, check_same_thread=False)
             # WAL + NORMAL: a killed process loses at most the transaction in flight, never a committed one.
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
+            self._setup()
+        except sqlite3.DatabaseError as exc:
+            self.lock.release()
+            raise StoreError(_db_problem(db_path, exc)) from None
+
+    def _setup(self) -> None:
         self.db.execute("PRAGMA cache_size=-65536")  # 64 MiB: the text rows of ~1e6 memories stay in cache
         self.db.executescript(SCHEMA)
 
     def close(self) -> None:
-        self.db.close()
+        try:
+            self.db.close()
+        finally:
+            if self.lock is not None:
+                self.lock.release()
 
     # -- writes ---------------------------------------------------------------------------
-    def known(self, user: str, ids: Iterable[str]) -> set[str]:
-        ids = list(ids)
-        out: set[str] = set()
+    def stored_json(self, user: str, ids: Iterable[str]) -> dict[str, str]:
+        """id -> the stored event's JSON, for the ids of this user that are stored."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, str] = {}
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
-            q = f"SELECT id FROM events WHERE user_id=? AND id IN ({','.join('?' * len(chunk))})"
-            out.update(r[0] for r in self.db.execute(q, [user, *chunk]))
+            q = f"SELECT id, json FROM events WHERE user_id=? AND id IN ({','.join('?' * len(chunk))})"
+            out.update(self.db.execute(q, [user, *chunk]).fetchall())
         return out
 
     def write(self, user: str, built: list[Built]) -> list[Inserted]:

@@ -5,6 +5,7 @@ wearer's Friday, not UTC's. A window is half-open [start, end).
 """
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
@@ -26,6 +27,7 @@ DAY_RE = re.compile(
     re.I)
 THIS_PART_RE = re.compile(rf"\bthis\s+({_PART})\b", re.I)
 IN_RE = re.compile(r"\bin\s+(\d+|a couple of|a few|couple of|few|an|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+(minutes?|hours?|days?|weeks?)\b", re.I)
+log = logging.getLogger(__name__)
 LATER_RE = re.compile(r"\blater\s+(?:today|on)\b|\bthis\s+(?:afternoon|evening)\b", re.I)
 
 
@@ -89,50 +91,77 @@ def _day_window(word: str, mods: tuple[str | None, ...], now: datetime) -> tuple
 
 
 def resolve(text: str, now: datetime) -> list[TimeWindow]:
-    """All time expressions in `text`, resolved against `now` (the event's time, with offset)."""
+    """All time expressions in `text`, resolved against `now` (the event's time, with offset).
+
+    A phrase whose window falls outside the calendar ("in 500000 weeks", "tomorrow" on 31 Dec
+    9999) gives no window and is logged: one odd phrase must never cost the event its memory.
+    """
     if now.tzinfo is None:
         raise ValueError("resolve() needs an aware datetime (the event time has an offset)")
     out: list[TimeWindow] = []
     taken: list[tuple[int, int]] = []
     for m in DAY_RE.finditer(text):
-        mods = tuple((g or "").lower() for g in (m.group(1), m.group(2)))
-        if m.group(3).lower() == "week" and "next" not in mods:
-            continue
-        win = _day_window(m.group(3), mods, now)
-        if win is None:
-            continue
-        start, end = win
-        if m.group(3).lower() == "today" and not (m.group(4) or m.group(5)):
-            continue  # a bare "today" names the moment it is said in: nothing to wait for
-        part = (m.group(4) or ("night" if m.group(3).lower() == "tonight" else "")).lower()
-        if part:
-            h0, h1 = PARTS[part]
-            start, end = start + timedelta(hours=h0), start + timedelta(hours=h1)
-        if m.group(5):
-            hm = _clock(m.group(5), m.group(6), m.group(7))
-            if hm:
-                at = _day_start(start) + timedelta(hours=hm[0], minutes=hm[1])
-                # the useful moment to remember is the run-up to the appointment
-                start, end = at - timedelta(hours=2), at + timedelta(minutes=30)
-        if end <= now:
-            continue
-        out.append(TimeWindow(m.group(0).strip(), max(start, now), end))
-        taken.append(m.span())
+        if (win := _guarded(_day_match, m, now)) is not None:
+            out.append(win)
+            taken.append(m.span())
     for m in THIS_PART_RE.finditer(text):
         if any(a <= m.start() < b for a, b in taken):
             continue
-        h0, h1 = PARTS[m.group(1).lower()]
-        start = _day_start(now) + timedelta(hours=h0)
-        end = _day_start(now) + timedelta(hours=h1)
-        if end > now:
-            out.append(TimeWindow(m.group(0), max(start, now), end))
+        if (win := _guarded(_part_match, m, now)) is not None:
+            out.append(win)
     for m in IN_RE.finditer(text):
-        raw = m.group(1).lower()
-        n = int(raw) if raw.isdigit() else NUMBERS.get(raw, 1)
-        unit = m.group(2).lower().rstrip("s")
-        delta = {"minute": timedelta(minutes=n), "hour": timedelta(hours=n),
-                 "day": timedelta(days=n), "week": timedelta(weeks=n)}[unit]
-        at = now + delta
-        slack = max(delta / 4, timedelta(minutes=15))
-        out.append(TimeWindow(m.group(0), at - slack, at + slack))
+        if (win := _guarded(_in_match, m, now)) is not None:
+            out.append(win)
     return [w for w in out if w.end - w.start <= MAX_WINDOW]
+
+
+def _guarded(fn, m: re.Match, now: datetime) -> TimeWindow | None:
+    try:
+        return fn(m, now)
+    except (OverflowError, ValueError) as exc:  # date arithmetic past year 9999, or an absurd number
+        log.warning("time phrase %r at %s is outside the calendar (%s); no time cue", m.group(0)[:80],
+                 now.isoformat(), exc)
+        return None
+
+
+def _day_match(m: re.Match, now: datetime) -> TimeWindow | None:
+    mods = tuple((g or "").lower() for g in (m.group(1), m.group(2)))
+    if m.group(3).lower() == "week" and "next" not in mods:
+        return None
+    win = _day_window(m.group(3), mods, now)
+    if win is None:
+        return None
+    start, end = win
+    if m.group(3).lower() == "today" and not (m.group(4) or m.group(5)):
+        return None  # a bare "today" names the moment it is said in: nothing to wait for
+    part = (m.group(4) or ("night" if m.group(3).lower() == "tonight" else "")).lower()
+    if part:
+        h0, h1 = PARTS[part]
+        start, end = start + timedelta(hours=h0), start + timedelta(hours=h1)
+    if m.group(5):
+        hm = _clock(m.group(5), m.group(6), m.group(7))
+        if hm:
+            at = _day_start(start) + timedelta(hours=hm[0], minutes=hm[1])
+            # the useful moment to remember is the run-up to the appointment
+            start, end = at - timedelta(hours=2), at + timedelta(minutes=30)
+    if end <= now:
+        return None
+    return TimeWindow(m.group(0).strip(), max(start, now), end)
+
+
+def _part_match(m: re.Match, now: datetime) -> TimeWindow | None:
+    h0, h1 = PARTS[m.group(1).lower()]
+    start = _day_start(now) + timedelta(hours=h0)
+    end = _day_start(now) + timedelta(hours=h1)
+    return TimeWindow(m.group(0), max(start, now), end) if end > now else None
+
+
+def _in_match(m: re.Match, now: datetime) -> TimeWindow:
+    raw = m.group(1).lower()
+    n = int(raw) if raw.isdigit() else NUMBERS.get(raw, 1)
+    unit = m.group(2).lower().rstrip("s")
+    delta = {"minute": timedelta(minutes=n), "hour": timedelta(hours=n),
+             "day": timedelta(days=n), "week": timedelta(weeks=n)}[unit]
+    at = now + delta
+    slack = max(delta / 4, timedelta(minutes=15))
+    return TimeWindow(m.group(0), at - slack, at + slack)

@@ -39,6 +39,8 @@ class Clip:
     sidecar_path: Optional[Path] = None
     audio_path: Optional[Path] = None
     sidecar: dict[str, Any] = field(default_factory=dict)
+    name_error: Optional[str] = None  # why this clip cannot become an event whatever it holds
+
 
     def load_sidecar(self) -> dict[str, Any]:
         """Parse the sidecar once; a malformed one fails the clip (fixing it and rerunning redoes it)."""
@@ -120,9 +122,21 @@ def discover(root: str | Path, default_user: str = "u1") -> list[Clip]:
         prof, tz = profile_for(path.parent)
         sidecar = path.with_suffix(".json")
         audio = next((path.with_suffix(ext) for ext in AUDIO_EXTS if path.with_suffix(ext).is_file()), None)
-        clips.append(Clip(path=path, rel=path.relative_to(root).as_posix(), profile=prof, tz=tz,
+        rel, name_error = _readable_name(path.relative_to(root).as_posix())
+        clips.append(Clip(path=path, rel=rel, profile=prof, tz=tz, name_error=name_error,
                           sidecar_path=sidecar if sidecar.is_file() else None, audio_path=audio))
     return clips
+
+
+def _readable_name(rel: str) -> tuple[str, Optional[str]]:
+    """(name to show, why it cannot be an event id). A name that is not UTF-8 reaches Python with
+    surrogate escapes, which no JSON Lines file can hold: it is shown with its bytes escaped."""
+    try:
+        rel.encode("utf-8")
+        return rel, None
+    except UnicodeEncodeError:
+        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return shown, f"file name is not valid UTF-8 ({shown}); rename the clip and its sidecar to UTF-8 names"
 
 
 def time_from_name(name: str) -> Optional[datetime]:

@@ -135,6 +135,8 @@ class Perceiver:
         return res
 
     def _event(self, clip: Clip, event_id: str, res: ClipResult) -> Event:
+        if clip.name_error:
+            raise ClipError(clip.name_error)
         sidecar = clip.load_sidecar()
         try:
             key = content_hash([clip.path, clip.audio_path])

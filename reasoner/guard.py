@@ -6,6 +6,11 @@ something new about it was recorded since (a "development" link after the raise)
 change resolves it for good, and an intention older than intention_ttl_hours expires. An assist
 with no recalled event as evidence is keyed by its message instead, under the same cooldown. The
 state is a small JSON file in the store, so a rerun keeps it.
+
+A decision and the guard update it made are one step (`commit`): the guard file is written
+first and carries the decision row (a write-ahead record), then the row is appended to the
+decisions log. A crash between the two is completed on the next open (`recover`), so a rerun
+never sees an intention "raised" by a decision that was not recorded.
 """
 from __future__ import annotations
 
@@ -18,12 +23,13 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from core.formats import Decision, Event
-from core.jsonio import atomic_write_json
+from core.jsonio import append_jsonl, atomic_write_json
 from core.recall import Recalled
 from core.timeutil import parse_time
 
 log = logging.getLogger(__name__)
 MESSAGE_KEY = "message:"  # state keys of assists without evidence (the others are event ids)
+FILE_FORMAT = 2  # {"format", "state", "pending"}; format 1 was the bare state mapping
 
 
 @dataclass
@@ -35,17 +41,30 @@ class Tracked:
     developments: list[str] | None = None  # times of later developments seen
 
 
+@dataclass
+class Pending:
+    """The decision last committed, kept in the guard file until the decisions log surely holds it."""
+
+    log: str  # the decisions file (resolved path) it was appended to
+    row: dict  # the decision (docs/formats.md section 4)
+
+
 class Guard:
     def __init__(self, cooldown_hours: float, ttl_hours: float, path: str | Path | None = None):
         self.cooldown_s = cooldown_hours * 3600
         self.ttl_s = ttl_hours * 3600
         self.path = Path(path) if path else None
         self.state: dict[str, Tracked] = {}
+        self.pending: Optional[Pending] = None
+        self.changed = False  # state changed since the last commit
         if self.path and self.path.is_file():
             try:
                 raw = json.loads(self.path.read_text(encoding="utf-8"))
+                if isinstance(raw, dict) and raw.get("format") == FILE_FORMAT:
+                    raw, pending = raw["state"], raw.get("pending")
+                    self.pending = Pending(**pending) if pending else None
                 self.state = {k: Tracked(**v) for k, v in raw.items()}
-            except (ValueError, TypeError) as exc:
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:
                 # A damaged guard file must not stop the loop; it only risks one repeated reminder.
                 log.warning("guard state %s unreadable (%s); starting fresh", self.path, exc)
 
@@ -59,10 +78,12 @@ class Guard:
             for link in r.links:
                 if link.kind == "state_change" and not t.resolved_by:
                     t.resolved_by = link.event_id
+                    self.changed = True
                 elif link.kind == "development" and link.event_id in times:
                     devs = t.developments or []
                     if times[link.event_id] not in devs:
                         t.developments = devs + [times[link.event_id]]
+                        self.changed = True
 
     def blocked(self, event: Event, now: Event) -> Optional[str]:
         """Why raising the intention formed at `event` now would be over-proactive, or None."""
@@ -102,7 +123,7 @@ class Guard:
             t = self.state.setdefault(e.id, Tracked(formed_at=e.time))
             t.raised_at = current.time
             t.times_raised += 1
-        self.save()
+        self.changed = True  # saved with the decision, by commit
         if len(open_) < len(evidence):
             return decision.model_copy(update={"evidence": [e.id for e in open_],
                                                "guard": "; ".join(r for r in reasons.values() if r)})
@@ -128,9 +149,29 @@ class Guard:
         t = self.state.setdefault(key, Tracked(formed_at=current.time))
         t.raised_at = current.time
         t.times_raised += 1
-        self.save()
+        self.changed = True  # saved with the decision, in commit
         return decision
+
+    def commit(self, row: dict, log_path: str | Path) -> None:
+        """Record the decision `row` and this guard's state as one step (see the module doc)."""
+        if self.path and self.changed:
+            self.pending = Pending(str(Path(log_path).resolve()), row)
+            self.save()
+        append_jsonl(log_path, row)
+        self.changed = False
+
+    def recover(self, log_path: str | Path, decided: set[str]) -> Optional[dict]:
+        """Append the decision committed here but missing from `log_path` (a crash came between
+        the two writes); returns it, or None when the log is complete."""
+        p = self.pending
+        if p is None or p.log != str(Path(log_path).resolve()) or p.row.get("event_id") in decided:
+            return None
+        append_jsonl(log_path, p.row)
+        log.warning("%s: recorded the decision at event %r that an interrupted run had made", log_path,
+                    p.row.get("event_id"))
+        return p.row
 
     def save(self) -> None:
         if self.path:
-            atomic_write_json(self.path, {k: asdict(v) for k, v in self.state.items()})
+            atomic_write_json(self.path, {"format": FILE_FORMAT, "state": {k: asdict(v) for k, v in self.state.items()},
+                                          "pending": asdict(self.pending) if self.pending else None})

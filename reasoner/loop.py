@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from core.formats import Decision, Event, Profile
-from core.jsonio import LineError, append_jsonl, iter_jsonl
+from core.jsonio import LineError, iter_jsonl
 from reasoner.guard import Guard
 
 log = logging.getLogger(__name__)
@@ -62,15 +62,23 @@ class DecisionLoop:
 
     def run(self, events: Iterable[Event], out: str | Path,
             on_decision: Optional[Callable[[Event, Decision], None]] = None, progress: bool = True) -> dict:
-        """Walk events in time order; returns counts {decided, skipped, assist, errors}."""
+        """Walk events in time order; returns counts {decided, skipped, assist, errors, conflicts}."""
         from tqdm import tqdm
 
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         _repair_tail(out)
         done = decided_ids(out)
-        ordered = sorted(events, key=lambda e: (e.dt, e.id))
-        counts = {"decided": 0, "skipped": 0, "assist": 0, "errors": 0}
+        if (row := self.guard.recover(out, done)) is not None:
+            done.add(row["event_id"])
+        events = list(events)
+        # An id names one event: one sent again with other content is skipped, never decided twice.
+        clash = set(self.memory.conflicts(events))
+        for n in sorted(clash):
+            log.error("event id %r is already remembered or listed with other content; skipped "
+                      "(send a changed event under a new id)", events[n].id)
+        ordered = sorted((e for n, e in enumerate(events) if n not in clash), key=lambda e: (e.dt, e.id))
+        counts = {"decided": 0, "skipped": 0, "assist": 0, "errors": 0, "conflicts": len(clash)}
         for event in tqdm(ordered, desc="decide", unit="event", disable=not progress):
             if event.id in done:
                 # Decided before an interruption; make sure memory holds it (add is idempotent).
@@ -78,7 +86,8 @@ class DecisionLoop:
                 counts["skipped"] += 1
                 continue
             decision = self.step(event)
-            append_jsonl(out, decision.dump())
+            self.guard.commit(decision.dump(), out)
+            done.add(event.id)
             self.memory.add(event)
             counts["decided"] += 1
             counts["assist"] += int(decision.assist)

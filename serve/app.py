@@ -13,6 +13,8 @@ ever recalled for another. A malformed event is answered 422 with the event and 
 nothing of that request is ingested, so the client can fix it and resend the whole request. A body
 over limits.max_body_bytes is answered 413 as soon as that many bytes have arrived (it is never
 parsed), a text field over its cap (cfg.limits) 422 naming the event and the key.
+An event id names one event: the same event sent again gets its first decision, and an id sent
+again with other content is answered 409 naming the id (nothing of that request is ingested).
 Models are not thread-safe and are CPU/GPU-bound, so all memory and reasoner work runs on one
 worker thread; the event loop stays free for /healthz.
 """
@@ -35,7 +37,7 @@ from fastapi.responses import JSONResponse
 from core.config.limits import LimitsConfig
 from core.formats import Event, Profile, parse_record
 from core.limits import oversized
-from serve.sessions import Sessions, check_user_id
+from serve.sessions import EventConflict, Sessions, check_user_id
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +176,11 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
             log.info("user %r: rejected request: %s", user_id, exc)
             return _error(422, str(exc), str(exc).split("; "))
         t0 = time.perf_counter()
-        decided = await on_worker(lambda: sessions.get(user_id).ingest(events))
+        try:
+            decided = await on_worker(lambda: sessions.get(user_id).ingest(events))
+        except EventConflict as exc:
+            log.info("user %r: rejected request: %s", user_id, exc)
+            return _error(409, str(exc))
         log.debug("user %r: %d event(s) decided in %.0f ms", user_id, len(events), (time.perf_counter() - t0) * 1000)
         out = [decided[e.id] for e in events]
         return out if isinstance(body, list) else out[0]

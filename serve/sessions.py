@@ -15,13 +15,18 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from core.formats import Decision, Event, Profile
-from core.jsonio import LineError, append_jsonl, atomic_write_json, iter_jsonl
+from core.jsonio import LineError, atomic_write_json, iter_jsonl
 from core.userid import check_user_id, require_user_id, user_dir  # noqa: F401  (check_user_id: used by the app)
 from memory.api import open_memory
+from memory.store import Store
 from reasoner.guard import Guard
 from reasoner.loop import DecisionLoop, _repair_tail
 
 log = logging.getLogger(__name__)
+
+
+class EventConflict(ValueError):
+    """An event id already received with other content (the service answers 409; nothing is ingested)."""
 
 
 class UserSession:
@@ -41,6 +46,8 @@ class UserSession:
                 log.warning("%s; that event will be decided again if sent again", obj)
             elif isinstance(obj, dict) and isinstance(obj.get("event_id"), str):
                 self.decided[obj["event_id"]] = obj
+        if (row := guard.recover(self.log_path, set(self.decided))) is not None:
+            self.decided[row["event_id"]] = row
 
     def _load_persona(self) -> str:
         if not self.profile_path.is_file():
@@ -57,7 +64,13 @@ class UserSession:
 
     def ingest(self, events: Sequence[Event]) -> dict[str, dict]:
         """Decide at each event in time order from memory of the past, then remember it (the online
-        loop's order). Returns {event id: decision}; an event decided before gets its old decision."""
+        loop's order). Returns {event id: decision}; an event decided before gets its old decision.
+        Raises EventConflict, before deciding anything, when an id was received with other content."""
+        clash = sorted({events[n].id for n in self.memory.conflicts(events)})
+        if clash:
+            raise EventConflict(f"event id(s) {', '.join(map(repr, clash))} of user {self.user!r} were already "
+                                f"received with other content; an id names one event, so nothing of this request "
+                                f"was ingested (send a changed event under a new id)")
         out: dict[str, dict] = {}
         for event in sorted(events, key=lambda e: (e.dt, e.id)):
             if event.id in out:
@@ -68,9 +81,11 @@ class UserSession:
                 continue
             decision: Decision = self.loop.step(event)
             row = decision.dump()
-            append_jsonl(self.log_path, row)
-            self.memory.add(event)
+            self.loop.guard.commit(row, self.log_path)  # the decision and its guard update, as one step
+            # Known as decided before it is remembered: if remembering fails, a retry is answered
+            # from the log (and remembering retried), never decided a second time.
             self.decided[event.id] = row
+            self.memory.add(event)
             out[event.id] = row
         return out
 
@@ -95,7 +110,9 @@ class Sessions:
     def __init__(self, cfg, store: Path, reasoner, max_open: int = 64):
         self.cfg, self.store, self.reasoner = cfg, Path(store), reasoner
         self.max_open = max(1, max_open)
-        self.store.mkdir(parents=True, exist_ok=True)
+        # The service is the store's one writer for as long as it runs: a second service (or a
+        # `promem remember`) on this store is refused with a StoreError naming this process.
+        self._writer = Store(self.store)
         self._open: OrderedDict[str, UserSession] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -122,3 +139,4 @@ class Sessions:
                 except Exception as exc:  # one user's failing close must not keep the others open
                     log.warning("closing the memory of user %r failed: %s", s.user, exc)
             self._open.clear()
+            self._writer.close()

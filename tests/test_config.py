@@ -60,3 +60,40 @@ def test_missing_file_and_bad_yaml(tmp_path):
     p.write_text("a: [1,\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(p, env={})
+
+
+@pytest.mark.parametrize("yaml_text, key", [
+    ("memory:\n  construction:\n    link_candidates: -5\n", "memory.construction.link_candidates"),
+    ("memory:\n  retrieval:\n    k: 0\n", "memory.retrieval.k"),
+    ("memory:\n  construction:\n    batch_size: 0\n", "memory.construction.batch_size"),
+    ("reasoner:\n  cooldown_hours: -1\n", "reasoner.cooldown_hours"),
+    ("reasoner:\n  gate:\n    max_evidence: 0\n", "reasoner.gate.max_evidence"),
+    ("serve:\n  max_events: -3\n", "serve.max_events"),
+])
+def test_counts_and_durations_out_of_range_are_errors_naming_the_key(tmp_path, yaml_text, key):
+    p = tmp_path / "neg.yaml"
+    p.write_text(yaml_text)
+    with pytest.raises(ConfigError, match=rf"key '{key}': Input should be greater than"):
+        load_config(p, env={})
+
+
+def test_recall_and_remember_refuse_counts_below_one(capsys):
+    from cli.main import main
+
+    for argv in (["recall", "--event", "{}", "-k", "0"], ["remember", "x.jsonl", "--batch", "-2"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+
+
+def test_recall_takes_the_event_inline_or_from_a_file(tmp_path, capsys):
+    from cli.main import main
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "memory.sqlite").write_bytes(b"")  # an empty file is a (new, empty) SQLite database
+    inline = '{"id": "now", "time": "2026-03-02T08:00:00+01:00"}'
+    assert main(["recall", "--store", str(store), "--event", inline]) == 2
+    assert "promem recall: --event (id 'now'): event needs at least one of 'visual' / 'audio'" in capsys.readouterr().err
+    assert main(["recall", "--store", str(store), "--event", str(tmp_path / "missing.json")]) == 2
+    assert "not a JSON object, and no readable file" in capsys.readouterr().err

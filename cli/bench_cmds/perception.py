@@ -8,13 +8,13 @@ from pathlib import Path
 
 def register(sub) -> None:
     from cli.main import add_config_arg
-    from cli.perceive import _positive_int
+    from cli.main import positive_int
 
     p = sub.add_parser("perception", help="perception speed: clips/s and ASR real-time factor (cold cache, then cached rerun)")
     p.add_argument("clip_dir", metavar="CLIP_DIR", help="clip folder (e.g. from `promem sample-clips`)")
     p.add_argument("-o", "--output", default=None, metavar="JSON", help="write the figures here (default: stdout)")
     add_config_arg(p)
-    p.add_argument("--workers", type=_positive_int, default=None, help="clips processed at once (default: perception.workers)")
+    p.add_argument("--workers", type=positive_int, default=None, help="clips processed at once (default: perception.workers)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
 

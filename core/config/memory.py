@@ -1,19 +1,21 @@
 from typing import Optional
 
+from pydantic import Field
+
 from core.config._base import Section
 from core.config.models import EmbedderConfig, LLMConfig
 
 
 class RetrievalConfig(Section):
-    k: int = 10
-    k_content: int = 2
-    k_cue: int = 8
+    k: int = Field(10, ge=1)
+    k_content: int = Field(2, ge=0)
+    k_cue: int = Field(8, ge=0)
     expand_links: bool = True
-    links_per_event: int = 1  # linked events each recalled event brings along, state changes first
-    k_links: int = 2  # of the k slots, at most this many go to linked events (the best-ranked hits' first)
+    links_per_event: int = Field(1, ge=0)  # linked events each recalled event brings along, state changes first
+    k_links: int = Field(2, ge=0)  # of the k slots, at most this many go to linked events (the best-ranked hits' first)
     time_cues: bool = True  # time cues whose window contains the current time are recalled
-    k_time: int = 2  # at most this many by time cue, narrowest window first ("Friday 5 pm" before "next week")
-    cue_candidates: int = 32  # cue-index hits examined before de-duplicating by event
+    k_time: int = Field(2, ge=0)  # at most this many by time cue, narrowest window first ("Friday 5 pm" before "next week")
+    cue_candidates: int = Field(32, ge=1)  # cue-index hits examined before de-duplicating by event
     intent_weight: float = 0.0  # boosts cue hits on events the linker's intention detector flags
 
 
@@ -22,17 +24,17 @@ class ConstructionConfig(Section):
     llm: LLMConfig = LLMConfig()
     cue_encoder: str = "artifacts/cue-encoder"  # "base" = the untuned bundled MiniLM (ablation)
     linker: str = "artifacts/linker"  # "none" = no links (ablation)
-    link_candidates: int = 8  # m
+    link_candidates: int = Field(8, ge=0)  # m
     link_threshold: Optional[float] = None  # None = the threshold chosen at training (meta.json)
-    batch_size: int = 32  # events embedded and committed together
+    batch_size: int = Field(32, ge=1)  # events embedded and committed together
 
 
 class IndexConfig(Section):
     type: str = "flat"  # flat | ivf | hnsw
-    nlist: int = 1024  # ivf: clusters (trained once the store holds 39 x nlist vectors; flat until then)
-    nprobe: int = 16
-    hnsw_m: int = 32
-    ef_search: int = 64
+    nlist: int = Field(1024, ge=1)  # ivf: clusters (trained once the store holds 39 x nlist vectors; flat until then)
+    nprobe: int = Field(16, ge=1)
+    hnsw_m: int = Field(32, ge=2)
+    ef_search: int = Field(64, ge=1)
 
 
 class MemoryConfig(Section):

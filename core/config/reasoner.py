@@ -8,8 +8,8 @@ class GateConfig(Section):
     path: str = "artifacts/gate"
     threshold: float = 0.5  # used when the trained gate's meta.json holds no calibrated threshold
     use_calibrated: bool = True  # prefer the threshold calibrated on held-out pairs (meta.json)
-    max_candidates: int = 12  # past events scored per moment
-    max_evidence: int = 2  # events a message may rest on
+    max_candidates: int = Field(12, ge=1)  # past events scored per moment
+    max_evidence: int = Field(2, ge=1)  # events a message may rest on
     use_now_head: bool = True  # score the moment alone when memory hands over no past event (if trained)
     # The now head stays silent on a moment whose caption and transcript hold fewer content words
     # (core.text.content_words) than this: "x" or "The user buys a train ticket." says too little to act on.
@@ -27,5 +27,5 @@ class ReasonerConfig(Section):
     cascade: CascadeConfig = CascadeConfig()
     llm: LLMConfig = LLMConfig()
     prompt: str = "reasoner.v1"  # reasoner/prompts/<prompt>.txt
-    cooldown_hours: float = 12.0
-    intention_ttl_hours: float = 168.0  # an intention not acted on within this long expires
+    cooldown_hours: float = Field(12.0, ge=0)
+    intention_ttl_hours: float = Field(168.0, ge=0)  # an intention not acted on within this long expires

@@ -5,10 +5,10 @@ from core.config._base import Section
 
 class ServeConfig(Section):
     host: str = "127.0.0.1"
-    port: int = 8080
+    port: int = Field(8080, ge=0, le=65535)
     store: str = "runs/serve"  # memory store of the service (`promem serve --store` overrides)
-    max_events: int = 1000  # events accepted in one POST
-    max_open_users: int = 64  # memories kept open; the least recently used is closed (reopened on demand)
+    max_events: int = Field(1000, ge=1)  # events accepted in one POST
+    max_open_users: int = Field(64, ge=1)  # memories kept open; the least recently used is closed (reopened on demand)
     # When this environment variable is set, every request but /healthz (the API docs included) needs
     # "Authorization: Bearer <its value>".
     # (Not PROMEM_*: that prefix is read as config overrides.)

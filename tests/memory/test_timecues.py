@@ -41,3 +41,15 @@ def test_vague_or_past_expressions_make_no_cue():
     assert resolve("Tomato or lentil today?", WED) == []
     assert resolve("this morning was rough", WED.replace(hour=13)) == []
     assert resolve("nothing temporal here", WED) == []
+
+
+def test_phrases_past_the_calendar_make_no_cue_and_never_raise(caplog):
+    # Overflowing phrases are logged and skipped; the ordinary phrase beside them still resolves.
+    got = resolve("Let's meet again in 500000 weeks, or in 99999999999 days, or in 3 hours.", WED)
+    assert [w.expression for w in got] == ["in 3 hours"]
+    assert "in 500000 weeks" in caplog.text and "in 99999999999 days" in caplog.text
+    last_day = datetime(9999, 12, 31, 20, 0, tzinfo=TZ)
+    assert resolve("See you tomorrow, and next Sunday, and in 2 days.", last_day) == []
+    assert resolve("in " + "9" * 5000 + " days", WED) == []  # more digits than int() reads
+    first_day = datetime(1, 1, 1, 0, 30, tzinfo=timezone.utc)
+    assert [w.expression for w in resolve("in 2 hours", first_day)] == ["in 2 hours"]

@@ -2,6 +2,7 @@
 import json
 import os
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +103,27 @@ def test_bad_sidecar_start_names_the_file(tmp_path):
     (c,) = discover(tmp_path)
     with pytest.raises(ClipError, match=r"2026-03-02T08-15-00.json: 'start' is not an ISO-8601 time"):
         start_time(c, None)
+
+
+def test_a_clip_name_that_is_not_utf8_is_reported_and_skipped(tmp_path, cfg):
+    from perception.pipeline import perceive_folder, write_outputs
+
+    root = tmp_path / "clips"
+    touch(root / "2026-03-02T08-15-00.mp4")
+    touch(root / "2026-03-02T08-15-00.json", json.dumps({"narration": "The user opens the fridge.",
+                                                          "transcript": "Out of milk."}).encode())
+    from tests.perception.perception_media import make_clip
+
+    make_clip(root / "2026-03-02T08-15-00.mp4", seconds=1.0)
+    # A real clip whose name holds a Latin-1 byte (the file system hands Python a surrogate escape).
+    bad = Path(os.fsdecode(os.path.join(os.fsencode(root), b"2026-03-02T09-00-00-caf\xe9.mp4")))
+    make_clip(bad, seconds=1.0)
+    bad.with_suffix(".json").write_text(json.dumps({"narration": "Coffee.", "transcript": "Hi."}))
+    report = perceive_folder(root, cfg, progress=False)
+    assert [e.id for e in report.events] == ["2026-03-02T08-15-00"]
+    (failed,) = report.failed
+    assert "not valid UTF-8" in failed.error and failed.clip == "2026-03-02T09-00-00-caf\\xe9.mp4"
+    out = tmp_path / "events.jsonl"
+    errors = write_outputs(report, out, root)
+    assert [json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()] == ["2026-03-02T08-15-00"]
+    assert json.loads(errors.read_text(encoding="utf-8"))["errors"][0]["clip"] == failed.clip

@@ -1,7 +1,9 @@
 """Over-proactivity guard: cooldown, waiting for a development, state change, expiry, persistence."""
+import json
+
 from core.formats import Decision, Event
 from core.recall import Link, Recalled
-from reasoner.guard import Guard
+from reasoner.guard import Guard, Pending
 
 FORMED = Event(id="e04", time="2026-03-02T08:00:00+01:00", visual="The oat milk carton is empty.")
 
@@ -59,7 +61,8 @@ def test_expired_intention_is_not_raised(tmp_path):
 def test_state_survives_a_restart_and_a_damaged_file(tmp_path):
     path = tmp_path / "guard.json"
     n1 = _at("e10", "2026-03-02T18:00:00+01:00")
-    Guard(12, 168, path).apply(_assist(n1), [Recalled(FORMED, 0.9, "cue")], n1)
+    g = Guard(12, 168, path)
+    g.commit(g.apply(_assist(n1), [Recalled(FORMED, 0.9, "cue")], n1).dump(), tmp_path / "decisions.jsonl")
     n2 = _at("e11", "2026-03-02T19:00:00+01:00")
     assert Guard(12, 168, path).apply(_assist(n2), [Recalled(FORMED, 0.9, "cue")], n2).assist is False
     path.write_text("{not json")
@@ -80,10 +83,12 @@ def test_assists_without_evidence_are_throttled_by_their_message(tmp_path):
         return Decision(event_id=now.id, assist=True, message=msg, evidence=[], retrieved=[])
 
     n1 = _at("e10", "2026-03-02T18:00:00+01:00")
-    assert g.apply(bare(n1), [], n1).assist is True
+    d1 = g.apply(bare(n1), [], n1)
+    assert d1.assist is True
+    g.commit(d1.dump(), tmp_path / "decisions.jsonl")
     n2 = _at("e11", "2026-03-02T19:00:00+01:00")
     d2 = g.apply(bare(n2, "call 0900-654321 NOW"), [], n2)  # the same words: blocked, also after a reload
-    assert d2.assist is False and "no recalled event" in d2.model_extra["guard"]
+    assert d2.assist is False and "no recalled event" in d2.guard
     g2 = Guard(cooldown_hours=12, ttl_hours=168, path=tmp_path / "guard.json")
     assert g2.apply(bare(n2), [], n2).assist is False
     # an evidence id that is not among the recalled events keys nothing either
@@ -92,3 +97,20 @@ def test_assists_without_evidence_are_throttled_by_their_message(tmp_path):
     assert g2.apply(bare(n2, "Something else entirely."), [], n2).assist is True
     n3 = _at("e30", "2026-03-03T08:00:00+01:00")  # after the cooldown
     assert g2.apply(bare(n3), [], n3).assist is True
+
+
+def test_a_decision_lost_after_the_guard_saved_it_is_recorded_on_reopen(tmp_path):
+    # The guard file is written first and carries the decision: a crash before the log append is
+    # completed on reopen, so the raise the guard remembers always has its decision in the log.
+    path, decisions = tmp_path / "guard.json", tmp_path / "decisions.jsonl"
+    n1 = _at("e10", "2026-03-02T18:00:00+01:00")
+    g = Guard(12, 168, path)
+    row = g.apply(_assist(n1), [Recalled(FORMED, 0.9, "cue")], n1).dump()
+    g.pending = Pending(str(decisions.resolve()), row)
+    g.save()  # what commit writes before it appends; the process dies here
+    assert not decisions.exists()
+    again = Guard(12, 168, path)
+    assert again.recover(decisions, set()) == row
+    assert [json.loads(line) for line in decisions.read_text().splitlines()] == [row]
+    assert again.recover(decisions, {"e10"}) is None  # complete: nothing appended twice
+    assert Guard(12, 168, path).recover(tmp_path / "other.jsonl", set()) is None  # another log is not this one's
