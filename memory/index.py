@@ -112,6 +112,7 @@ class VectorIndex:
             self.index.train(vecs)
         self.max_id = 0
         self._add(ids, vecs)
+        self.dirty = True  # also when it is now empty: the file on disk still holds the old vectors
 
     def catch_up(self) -> int:
         """Add the store rows this index has not seen (after a crash, or a file written earlier)."""

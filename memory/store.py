@@ -266,6 +266,27 @@ class Store:
                 out.append(ins)
         return out
 
+    def delete_event(self, user: str, event_id: str) -> bool:
+        """Forget one event of this user and everything derived from it (facts, cues, their vectors,
+        links from or to it, intentions it formed), in one transaction; an intention it had resolved
+        is open again. False if the user has no such event. The FAISS indexes still hold the deleted
+        vectors until rebuilt (retrieval skips ids missing here meanwhile)."""
+        with self.db:
+            gone = self.db.execute("DELETE FROM events WHERE user_id=? AND id=?", (user, event_id)).rowcount
+            if not gone:
+                return False
+            for table, vecs in (("facts", "fact_vecs"), ("cues", "cue_vecs")):
+                self.db.execute(f"DELETE FROM {vecs} WHERE id IN (SELECT id FROM {table} WHERE user_id=? AND event_id=?)",
+                                (user, event_id))
+                self.db.execute(f"DELETE FROM {table} WHERE user_id=? AND event_id=?", (user, event_id))
+            self.db.execute("DELETE FROM event_vecs WHERE user_id=? AND id=?", (user, event_id))
+            self.db.execute("DELETE FROM links WHERE user_id=? AND (src_event=? OR dst_event=?)",
+                            (user, event_id, event_id))
+            self.db.execute("DELETE FROM intentions WHERE user_id=? AND event_id=?", (user, event_id))
+            self.db.execute("UPDATE intentions SET status='open', resolved_by=NULL WHERE user_id=? AND resolved_by=?",
+                            (user, event_id))
+        return True
+
     # -- reads ----------------------------------------------------------------------------
     def count(self, user: str, table: str, kind: str | None = None) -> int:
         assert table in ("events", "facts", "cues", "links", "intentions")
@@ -333,6 +354,10 @@ class Store:
         q = (f"SELECT c.event_id, v.vec FROM cues c CROSS JOIN cue_vecs v ON v.id=c.id "
              f"WHERE c.user_id=? AND c.event_id IN ({','.join('?' * len(ids))}) AND c.kind='event'")
         return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in self.db.execute(q, [user, *ids])}
+
+    def latest_ts(self, user: str) -> Optional[float]:
+        """Time of this user's latest event (unix seconds), or None when there is none."""
+        return self.db.execute("SELECT MAX(ts) FROM events WHERE user_id=?", (user,)).fetchone()[0]
 
     def all_event_ids(self, user: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM events WHERE user_id=? ORDER BY ts, seq", (user,))]
