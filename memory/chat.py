@@ -1,4 +1,4 @@
-"""What a chat agent hands Memory.add, as events: a text, a list of chat turns, or an event object.
+"""What a chat agent hands Memory.add, as events: a text, chat turns, event objects (or a list of them).
 
 A turn becomes an event whose audio is the turn's words after its speaker ("[user] ...",
 "[assistant] ..."); system turns are instructions to the agent, not memories, and are left out.
@@ -59,41 +59,41 @@ def _event(obj: dict, user_id: str, where: str) -> Event:
 
 def to_events(data: Addable, user_id: str, metadata: Optional[dict] = None,
               time: Union[str, datetime, None] = None) -> list[Event]:
-    """The events to remember for `data`. time: when it happened (default now); the n-th turn of a
-    message list is n seconds later, so the turns keep their order. Raises ValueError naming the
-    message or key that is wrong; then nothing is added."""
+    """The events to remember for `data`: a text, a chat message, an event object, or a list of
+    messages and events. time: when it happened (default now); each remembered item of a list is a
+    second after the one before, so turns keep their order (an event object with a time keeps it).
+    Raises ValueError naming the item or key that is wrong; then nothing is added."""
     meta = _metadata(metadata)
-    if isinstance(data, Event):
-        data = data.dump()
-    if isinstance(data, dict) and "role" not in data:  # an event object (docs/formats.md section 2)
-        obj = dict(data)
-        if meta is not None:
-            obj["metadata"] = meta
-        if "time" not in obj:
-            obj["time"] = format_time(_start_time(time))
-        return [_event(obj, user_id, "event")]
     if isinstance(data, str):
-        turns: list = [{"role": None, "content": data}]
-    elif isinstance(data, dict):
-        turns = [data]
+        items: list = [{"role": None, "content": data}]
+    elif isinstance(data, (dict, Event)):
+        items = [data]
     elif isinstance(data, list):
-        turns = data
+        items = data
     else:
         raise ValueError(f"add takes a text, a list of chat messages or an event object; got {type(data).__name__}")
     start = _start_time(time)
     out = []
-    for n, turn in enumerate(turns):
-        where = "text" if isinstance(data, str) else f"message {n}"
-        if not isinstance(turn, dict) or not isinstance(turn.get("content"), str):
+    for n, item in enumerate(items):
+        at = format_time(start + timedelta(seconds=len(out)))
+        where = "text" if isinstance(data, str) else "event" if not isinstance(data, list) else f"item {n}"
+        if isinstance(item, Event):
+            item = item.dump()
+        if isinstance(item, dict) and "role" not in item:  # an event object (docs/formats.md section 2)
+            obj = {"time": at, **item}
+            if meta is not None:
+                obj["metadata"] = meta
+            out.append(_event(obj, user_id, where))
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
             raise ValueError(f"{where}: a chat message is a dict with a string 'content' and a 'role'")
-        role = turn.get("role")
-        if role in SKIPPED_ROLES or not turn["content"].strip():
+        role = item.get("role")
+        if role in SKIPPED_ROLES or not item["content"].strip():
             continue
         if role is not None and role not in ROLES:
             raise ValueError(f"{where}: role must be one of {', '.join(ROLES + SKIPPED_ROLES)}; got {role!r}")
-        words = " ".join(turn["content"].split())
-        obj: dict[str, Any] = {"time": format_time(start + timedelta(seconds=n)),
-                               "audio": words if role is None else f"[{role}] {words}"}
+        words = " ".join(item["content"].split())
+        obj = {"time": at, "audio": words if role is None else f"[{role}] {words}"}
         if meta is not None:
             obj["metadata"] = meta
         out.append(_event(obj, user_id, where))

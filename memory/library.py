@@ -67,10 +67,11 @@ def list_intentions(store: Store, user: str) -> list[IntentionRow]:
 
 class Memory:
     def __init__(self, store: Union[str, Path, None] = None, config: Union[Config, str, Path, None] = None):
-        """store: the store folder (default: memory.store of the config; relative paths are taken from
-        the repository root); config: a profile's path or a loaded Config (default configs/cpu.yaml)."""
+        """store: the store folder, relative to the working directory (default: memory.store of the
+        config, relative to the repository root as in every config); config: a profile's path or a
+        loaded Config (default configs/cpu.yaml)."""
         self.cfg = _config(config)
-        self.path = resolve_path(store if store is not None else self.cfg.memory.store)
+        self.path = Path(store) if store is not None else resolve_path(self.cfg.memory.store)
         self._writing = threading.Lock()  # one writer per user's index files within this process too
 
     def __repr__(self) -> str:
