@@ -76,16 +76,19 @@ def to_events(data: Addable, user_id: str, metadata: Optional[dict] = None,
     out = []
     for n, item in enumerate(items):
         at = format_time(start + timedelta(seconds=len(out)))
-        where = "text" if isinstance(data, str) else "event" if not isinstance(data, list) else f"item {n}"
         if isinstance(item, Event):
             item = item.dump()
-        if isinstance(item, dict) and "role" not in item:  # an event object (docs/formats.md section 2)
+        # an event object (docs/formats.md section 2) has neither of a chat message's keys
+        is_event = isinstance(item, dict) and "role" not in item and "content" not in item
+        where = ("text" if isinstance(data, str) else f"item {n}" if isinstance(data, list)
+                 else "event" if is_event else "message")
+        if is_event:
             obj = {"time": at, **item}
             if meta is not None:
                 obj["metadata"] = meta
             out.append(_event(obj, user_id, where))
             continue
-        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str) or "role" not in item:
             raise ValueError(f"{where}: a chat message is a dict with a string 'content' and a 'role'")
         role = item.get("role")
         if role in SKIPPED_ROLES or not item["content"].strip():

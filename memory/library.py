@@ -8,6 +8,7 @@ store read-only and take no lock, so they work while another process writes (the
 """
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -60,6 +61,18 @@ def _config(config: Union[Config, str, Path, None]) -> Config:
     raise TypeError(f"config must be a path to a profile or a loaded Config; got {type(config).__name__}")
 
 
+_write_locks: dict[str, threading.Lock] = {}
+_write_locks_mutex = threading.Lock()
+
+
+def _write_lock(path: Path) -> threading.Lock:
+    """One lock per store folder in this process: the store's file lock is shared within a process,
+    so two threads (or two Memory objects) writing one user's index files are kept apart here."""
+    key = os.path.realpath(path)
+    with _write_locks_mutex:
+        return _write_locks.setdefault(key, threading.Lock())
+
+
 def list_intentions(store: Store, user: str) -> list[IntentionRow]:
     """A user's intentions: the one place Memory.intentions reads them from."""
     return store.intentions(user)
@@ -72,7 +85,7 @@ class Memory:
         loaded Config (default configs/cpu.yaml)."""
         self.cfg = _config(config)
         self.path = Path(store) if store is not None else resolve_path(self.cfg.memory.store)
-        self._writing = threading.Lock()  # one writer per user's index files within this process too
+        self._writing = _write_lock(self.path)
 
     def __repr__(self) -> str:
         return f"Memory(store={str(self.path)!r})"
@@ -117,7 +130,8 @@ class Memory:
     # -- reading --------------------------------------------------------------------------
     def search(self, query: str, user_id: str, limit: int = 5) -> list[MemoryItem]:
         """The user's memories for `query`, best first, by the memory's own retrieval (content, cues,
-        time cues, links) at a moment just after the latest memory (or now, if later)."""
+        time cues, links) at a moment just after the latest memory (or now, if later). Raises
+        StoreError when the store is missing or damaged, MissingArtifact when a model is."""
         user = require_user_id(user_id)
         if not isinstance(query, str):
             raise ValueError(f"query must be a string; got {type(query).__name__}")

@@ -81,6 +81,8 @@ def test_bad_input_names_the_problem_and_stores_nothing(mem):
     mem.add("Groceries on Friday.", user_id="alice", time=T0)
     with pytest.raises(ValueError, match="item 1: role must be one of"):
         mem.add([{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}], user_id="alice")
+    with pytest.raises(ValueError, match="item 0: a chat message is a dict with a string 'content' and a 'role'"):
+        mem.add([{"content": "no speaker"}], user_id="alice")
     with pytest.raises(ValueError, match="no UTC offset"):
         mem.add("hello", user_id="alice", time="2026-03-02T08:15:00")
     with pytest.raises(ValueError, match="belongs to user 'bob'"):
