@@ -97,9 +97,9 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat()
 
 
-def intention_id(event_id: str, text: str) -> str:
-    """Stable across reruns and store upgrades: the formation event and the intention's text."""
-    return "int-" + hashlib.sha256(f"{event_id}\0{text}".encode()).hexdigest()[:12]
+def intention_id(user: str, event_id: str, text: str) -> str:
+    """Stable across reruns and store upgrades: the user, the formation event and the intention's text."""
+    return "int-" + hashlib.sha256(f"{user}\0{event_id}\0{text}".encode()).hexdigest()[:12]
 
 
 def _gist(event: Event, text: str) -> str:
@@ -112,8 +112,8 @@ def _gist(event: Event, text: str) -> str:
     return clean_phrase(" ".join(words), GIST_WORDS) or clean_phrase(source, GIST_WORDS)
 
 
-def derive(event: Event, text: str, windows: Sequence[tuple[float, float, str]]) -> Derived:
-    """The record's fields from the formation event, the intention's text and the event's time
+def derive(user: str, event: Event, text: str, windows: Sequence[tuple[float, float, str]]) -> Derived:
+    """The record's fields for `user` from the formation event, the intention's text and the event's time
     cues (start, end, phrase), as construction stored them."""
     gist = _gist(event, text)
     # what was seen and said, not where it was said: the kitchen is rarely where the milk is bought
@@ -126,7 +126,7 @@ def derive(event: Event, text: str, windows: Sequence[tuple[float, float, str]])
                       objects=list(dict.fromkeys(w.lower() for w in WORD_RE.findall(gist) if len(w) > 2)),
                       window_start=iso(win[0]) if win else None, window_end=iso(win[1]) if win else None,
                       window_text=clean_phrase(win[2], 6) if win else None)
-    return Derived(id=intention_id(event.id, text), gist=gist, trigger=trigger,
+    return Derived(id=intention_id(user, event.id, text), gist=gist, trigger=trigger,
                    for_whom=people[0] if people else "user",
                    window_start=win[0] if win else None, window_end=win[1] if win else None)
 

@@ -234,7 +234,7 @@ class Store:
             for user, event_id, text, status, resolved_by, raw, ts in old:
                 windows = self.db.execute("SELECT start_ts, end_ts, text FROM cues WHERE user_id=? AND event_id=? "
                                           "AND kind='time'", (user, event_id)).fetchall()
-                d = derive(Event.model_validate(json.loads(raw)), text, windows)
+                d = derive(user, Event.model_validate(json.loads(raw)), text, windows)
                 self._set_record(user, event_id, text, d, ts)
                 self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
                                 (user, d.id, "open", event_id, ts, "event"))
@@ -312,7 +312,7 @@ class Store:
                     cur = self.db.execute("INSERT OR IGNORE INTO intentions (user_id, event_id, text, score) "
                                           "VALUES (?,?,?,?)", (user, b.event.id, text, score))
                     if cur.rowcount:
-                        d = derive(b.event, text, windows)
+                        d = derive(user, b.event, text, windows)
                         self._set_record(user, b.event.id, text, d, b.ts)
                         self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
                                         (user, d.id, "open", b.event.id, b.ts, "event"))
