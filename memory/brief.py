@@ -122,7 +122,9 @@ def build_brief(user: str, records: Sequence[IntentionRecord], at: datetime, loc
 
 def render(brief: Brief) -> str:
     if not brief.items:
-        return "(nothing pending)" if not brief.omitted else f"(nothing fits in {brief.budget} tokens; {brief.omitted} pending)"
+        if brief.omitted:
+            return f"(nothing fits in {brief.budget} tokens; {brief.omitted} pending)"
+        return "(nothing pending)"
     lines = [i.line for i in brief.items]
     if brief.omitted:
         lines.append(f"(+{brief.omitted} more beyond the {brief.budget}-token budget)")

@@ -31,7 +31,8 @@ GIST_WORDS = 6
 # Words that say an intention exists but not what it is about ("I need to ...", "The user notices ...").
 _FRAME = frozenset("""
 need needs needed want wants have has must should gotta going remember forget forgot don't dont
-ran run out pick get got grab take notice notices noticed look looks looking see sees saw hold holds holding say says said
+ran run out pick get got grab take notice notices noticed look looks looking see sees saw
+hold holds holding say says said
 tell tells mention mentions walk walks walking think thinks realize realizes later tomorrow tonight
 """.split())
 # Place kinds a trigger may name; matched against a brief's location words.

@@ -239,7 +239,8 @@ class Store:
                 self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
                                 (user, d.id, "open", event_id, ts, "event"))
                 if status == "resolved" and resolved_by:
-                    row = self.db.execute("SELECT ts FROM events WHERE user_id=? AND id=?", (user, resolved_by)).fetchone()
+                    row = self.db.execute("SELECT ts FROM events WHERE user_id=? AND id=?",
+                                          (user, resolved_by)).fetchone()
                     self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
                                     (user, d.id, "resolved", resolved_by, row[0] if row else ts, "event"))
             self.db.execute("CREATE UNIQUE INDEX IF NOT EXISTS intentions_id ON intentions (user_id, id)")
@@ -463,8 +464,8 @@ class Store:
 
     def raised_by(self, user: str, event_id: str) -> list[str]:
         """Intentions still raised whose raise came at this event."""
-        q = ("SELECT i.id FROM intention_transitions t JOIN intentions i ON i.user_id=t.user_id AND i.id=t.intention_id "
-             "WHERE t.user_id=? AND t.state='raised' AND t.event_id=? AND i.status='raised'")
+        q = ("SELECT i.id FROM intention_transitions t "
+             "JOIN intentions i ON i.user_id=t.user_id AND i.id=t.intention_id WHERE t.user_id=? AND t.state='raised' AND t.event_id=? AND i.status='raised'")
         return [r[0] for r in self.db.execute(q, (user, event_id))]
 
     def live_intentions_at(self, user: str, event_ids: Iterable[str]) -> list[str]:

@@ -246,7 +246,8 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
         return rec.model_dump(mode="json")
 
     @app.get("/v1/users/{user_id}/brief")
-    async def brief(user_id: str, at: Optional[str] = Query(None), location: Optional[str] = Query(None, max_length=512),
+    async def brief(user_id: str, at: Optional[str] = Query(None),
+                    location: Optional[str] = Query(None, max_length=512),
                     budget: Optional[int] = Query(None, ge=1, le=100000)):
         if why := check_user_id(user_id):
             return _error(422, f"path parameter 'user_id': {why}")

@@ -244,7 +244,8 @@ def _brief_store() -> Store:
     one past the horizon; one resolved. u2: one that would rank first."""
     store = Store(None)
     store.write("u1", [
-        _formed("old", "2026-03-05T09:00:00+01:00", audio="[user] I have to return the drill to the hardware shop.", seed=1),
+        _formed("old", "2026-03-05T09:00:00+01:00", seed=1,
+                audio="[user] I have to return the drill to the hardware shop."),
         _formed("win", "2026-03-05T10:00:00+01:00", seed=2),  # "Friday evening": 6 March 17:00-22:00
         _formed("gone", "2026-02-20T10:00:00+01:00", audio="[user] I need new running shoes.", seed=3),
         _formed("done", "2026-03-06T08:00:00+01:00", audio="[user] I need to pay the gas bill.", seed=4),
