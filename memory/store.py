@@ -465,7 +465,8 @@ class Store:
     def raised_by(self, user: str, event_id: str) -> list[str]:
         """Intentions still raised whose raise came at this event."""
         q = ("SELECT i.id FROM intention_transitions t "
-             "JOIN intentions i ON i.user_id=t.user_id AND i.id=t.intention_id WHERE t.user_id=? AND t.state='raised' AND t.event_id=? AND i.status='raised'")
+             "JOIN intentions i ON i.user_id=t.user_id AND i.id=t.intention_id "
+             "WHERE t.user_id=? AND t.state='raised' AND t.event_id=? AND i.status='raised'")
         return [r[0] for r in self.db.execute(q, (user, event_id))]
 
     def live_intentions_at(self, user: str, event_ids: Iterable[str]) -> list[str]:

@@ -1,6 +1,7 @@
 """The online decision loop: at each event, in time order, decide from memory of the past, then
 remember the event. Decisions are appended to a JSON Lines file as they are made, so an
-interrupted run resumes where it stopped (events already decided are skipped).
+interrupted run resumes where it stopped (events already decided are skipped). Each decision
+also updates the user's intention records (memory/intentions.py) before the event is remembered.
 """
 from __future__ import annotations
 
@@ -29,11 +30,6 @@ def decided_rows(path: Path) -> dict[str, dict]:
         if isinstance(obj, dict) and isinstance(obj.get("event_id"), str):
             done[obj["event_id"]] = obj
     return done
-
-
-def decided_ids(path: Path) -> set[str]:
-    """Event ids already decided in an output file; a partial last line (a crash) is ignored."""
-    return set(decided_rows(path))
 
 
 def _repair_tail(path: Path) -> None:

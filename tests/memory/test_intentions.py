@@ -279,7 +279,7 @@ def test_brief_ranks_the_near_window_first_and_cuts_at_the_budget():
         # Without a place, only the window and recency count: the window still leads.
         plain = build_brief("u1", store.intention_records("u1"), at, None, 1000, 12, 168)
         assert plain.items[0].id == full.items[0].id and all(i.match == 0 for i in plain.items)
-        # A day before the window, an hour-old intention leads instead.
+        # The morning before, no window is near: the newest (half an hour old) leads by recency.
         early = build_brief("u1", store.intention_records("u1"), parse_time("2026-03-05T10:30:00+01:00"),
                             None, 1000, 12, 168)
         assert early.items[0].id == full.items[0].id and early.items[0].near == 0
