@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from core.formats import Event
 from core.text import WORD_RE, clean_phrase, content_words, user_speech
+from memory.timecues import WEEKDAYS
 
 Status = Literal["open", "raised", "resolved", "expired", "dismissed"]
 STATES = ("open", "raised", "resolved", "expired", "dismissed")
@@ -47,6 +48,10 @@ _INTENT_RE = re.compile(r"\b(need|have to|must|should|remember|don't forget|ran 
 DECLINE_RE = re.compile(r"\b(no,? thanks?|no,? thank you|not now|i already did|i've already|i have already|"
                         r"already (done|did|bought|got|called|booked|paid|sent|have)|"
                         r"don't remind me|stop reminding me)\b", re.I)
+# Capitalised words after "for"/"to"/"with" that are not names ("for Friday", "to Tesco's store").
+TIME_WORDS = frozenset(WEEKDAYS) | frozenset("""january february march april may june july august september
+october november december today tomorrow tonight morning afternoon evening night weekend week christmas easter""".split())
+NOT_NAMES = PLACE_WORDS | TIME_WORDS
 _NAME_RE = re.compile(r"\b(?:for|to|with)\s+([A-Z][a-z]{1,20})\b|\b([A-Z][a-z]{1,20})'s\b")
 
 
@@ -109,7 +114,9 @@ def _gist(event: Event, text: str) -> str:
         speech = user_speech(event.audio or "")
         said = [s for s in re.split(r"(?<=[.!?;])\s+", speech) if _INTENT_RE.search(s)]
         source = said[0] if said else re.split(r"(?<=[.!?;])\s+", (event.visual or speech).strip())[0]
-    words = [w for w in content_words(source) if w not in _FRAME and "'" not in w and "’" not in w]
+    # the time lives in the trigger's window; the gist says what
+    words = [w for w in content_words(source)
+             if w not in _FRAME and w not in TIME_WORDS and "'" not in w and "’" not in w]
     return clean_phrase(" ".join(words), GIST_WORDS) or clean_phrase(source, GIST_WORDS)
 
 
@@ -121,7 +128,7 @@ def derive(user: str, event: Event, text: str, windows: Sequence[tuple[float, fl
     said = f"{event.visual or ''} {event.audio or ''} {'' if text == event.text() else text}"
     places = [w for w in content_words(said) if w in PLACE_WORDS]
     names = [a or b for a, b in _NAME_RE.findall(user_speech(event.audio or "") + " " + (event.visual or ""))]
-    people = [n for n in (clean_phrase(n, 1) for n in names) if n and n.lower() not in PLACE_WORDS]
+    people = [n for n in (clean_phrase(n, 1) for n in names) if n and n.lower() not in NOT_NAMES]
     win = min(windows, default=None)
     trigger = Trigger(places=list(dict.fromkeys(places)), people=list(dict.fromkeys(people)),
                       objects=list(dict.fromkeys(w.lower() for w in WORD_RE.findall(gist) if len(w) > 2)),

@@ -58,6 +58,7 @@ def test_record_fields_from_the_formation_event():
         (rec,) = store.intention_records("u1")
         assert rec.id.startswith("int-") and rec.user_id == "u1" and rec.evidence == ["e1"]
         assert rec.gist and len(rec.gist.split()) <= 6 and "dentist" in rec.gist and "9" not in rec.gist
+        assert "tomorrow" not in rec.gist  # the time is the trigger's window
         assert rec.trigger.window_start and rec.trigger.window_text.startswith("tomorrow")
         assert "dentist" in rec.trigger.places and rec.trigger.people == ["Anna"] and rec.for_whom == "Anna"
         assert rec.status == "open" and _states(rec) == [("open", "e1")]
