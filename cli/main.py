@@ -15,7 +15,8 @@ import sys
 import cli
 from core.config import DEFAULT_CONFIG, ConfigError, load_config
 
-ORDER = ["demo", "sample_clips", "perceive", "remember", "recall", "decide", "run", "train", "serve", "bench"]
+ORDER = ["demo", "sample_clips", "perceive", "remember", "recall", "intentions", "brief", "decide", "run", "train",
+         "serve", "bench"]
 
 
 def positive_int(text: str) -> int:

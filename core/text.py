@@ -48,3 +48,9 @@ def clean_phrase(text: str, max_words: int) -> str:
     while words and words[-1].lower() in STOPWORDS:
         words.pop()
     return " ".join(words)
+
+
+def user_speech(audio: str) -> str:
+    """The wearer's own words when diarization labelled them ("[user] ..."), else the whole transcript."""
+    mine = re.findall(r"\[user\]\s*([^\[]+)", audio or "")
+    return " ".join(s.strip() for s in mine) if mine else re.sub(r"\[[^\]]+\]\s*", "", audio or "").strip()

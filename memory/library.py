@@ -22,7 +22,8 @@ from core.timeutil import format_time
 from core.userid import require_user_id
 from memory.api import open_memory
 from memory.chat import Addable, event_id, to_events
-from memory.store import IntentionRow, Store
+from memory.intentions import IntentionRecord
+from memory.store import Store
 
 
 class EventConflict(ValueError):
@@ -73,9 +74,9 @@ def _write_lock(path: Path) -> threading.Lock:
         return _write_locks.setdefault(key, threading.Lock())
 
 
-def list_intentions(store: Store, user: str) -> list[IntentionRow]:
-    """A user's intentions: the one place Memory.intentions reads them from."""
-    return store.intentions(user)
+def list_intentions(store: Store, user: str) -> list[IntentionRecord]:
+    """A user's intention records (memory/intentions.py): the one place Memory.intentions reads them from."""
+    return store.intention_records(user)
 
 
 class Memory:
@@ -162,8 +163,8 @@ class Memory:
         finally:
             store.close()
 
-    def intentions(self, user_id: str) -> list[IntentionRow]:
-        """The delayed intentions memory has found for the user (gist, the event that formed it, status)."""
+    def intentions(self, user_id: str) -> list[IntentionRecord]:
+        """The delayed intentions memory has found for the user, with their triggers and lifecycle."""
         user = require_user_id(user_id)
         store = Store(self.path, readonly=True)
         try:

@@ -14,6 +14,7 @@ from typing import Iterable, NamedTuple, Optional
 import numpy as np
 
 from core.formats import Event
+from memory.intentions import LIVE, Change, IntentionRecord, Transition, Trigger, derive, iso
 from memory.lock import StoreError, StoreLock
 
 SCHEMA = """
@@ -46,7 +47,17 @@ CREATE INDEX IF NOT EXISTS links_dst ON links (user_id, dst_event);
 CREATE TABLE IF NOT EXISTS intentions (
     user_id TEXT NOT NULL, event_id TEXT NOT NULL, text TEXT NOT NULL, score REAL NOT NULL,
     status TEXT NOT NULL DEFAULT 'open', resolved_by TEXT, PRIMARY KEY (user_id, event_id, text));
+-- every lifecycle step of an intention (memory/intentions.py); the key makes a rerun write nothing twice
+CREATE TABLE IF NOT EXISTS intention_transitions (
+    user_id TEXT NOT NULL, intention_id TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('open', 'raised', 'resolved', 'expired', 'dismissed')),
+    event_id TEXT NOT NULL, ts REAL NOT NULL, source TEXT NOT NULL,
+    PRIMARY KEY (user_id, intention_id, state, event_id));
+CREATE INDEX IF NOT EXISTS transitions_event ON intention_transitions (user_id, state, ts);
 """
+# Columns of an intention record, added to stores made before records existed (on open, by a writer).
+INTENTION_COLUMNS = (("id", "TEXT"), ("gist", "TEXT"), ("trigger", "TEXT"), ("for_whom", "TEXT"),
+                     ("formed_ts", "REAL"), ("window_start", "REAL"), ("window_end", "REAL"))
 
 DB_NAME = "memory.sqlite"
 
@@ -85,7 +96,7 @@ class IntentionRow(NamedTuple):
     event_id: str
     text: str
     score: float
-    status: str  # "open" | "resolved"
+    status: str  # "open" | "raised" | "resolved" | "expired" | "dismissed"
     resolved_by: Optional[str]
 
 
@@ -207,6 +218,38 @@ class Store:
     def _setup(self) -> None:
         self.db.execute("PRAGMA cache_size=-65536")  # 64 MiB: the text rows of ~1e6 memories stay in cache
         self.db.executescript(SCHEMA)
+        self._upgrade_intentions()
+
+    def _upgrade_intentions(self) -> None:
+        """Give a store made before intention records their columns and transitions; rows are kept,
+        each gets its record fields and an "open" (and, if resolved, a "resolved") transition."""
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(intentions)")}
+        with self.db:
+            for name, decl in INTENTION_COLUMNS:
+                if name not in have:
+                    self.db.execute(f"ALTER TABLE intentions ADD COLUMN {name} {decl}")
+            old = self.db.execute("SELECT i.user_id, i.event_id, i.text, i.status, i.resolved_by, e.json, e.ts "
+                                  "FROM intentions i JOIN events e ON e.user_id=i.user_id AND e.id=i.event_id "
+                                  "WHERE i.id IS NULL").fetchall()
+            for user, event_id, text, status, resolved_by, raw, ts in old:
+                windows = self.db.execute("SELECT start_ts, end_ts, text FROM cues WHERE user_id=? AND event_id=? "
+                                          "AND kind='time'", (user, event_id)).fetchall()
+                d = derive(user, Event.model_validate(json.loads(raw)), text, windows)
+                self._set_record(user, event_id, text, d, ts)
+                self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
+                                (user, d.id, "open", event_id, ts, "event"))
+                if status == "resolved" and resolved_by:
+                    row = self.db.execute("SELECT ts FROM events WHERE user_id=? AND id=?",
+                                          (user, resolved_by)).fetchone()
+                    self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
+                                    (user, d.id, "resolved", resolved_by, row[0] if row else ts, "event"))
+            self.db.execute("CREATE UNIQUE INDEX IF NOT EXISTS intentions_id ON intentions (user_id, id)")
+
+    def _set_record(self, user: str, event_id: str, text: str, d, formed_ts: float) -> None:
+        self.db.execute("UPDATE intentions SET id=?, gist=?, trigger=?, for_whom=?, formed_ts=?, window_start=?, "
+                        "window_end=? WHERE user_id=? AND event_id=? AND text=?",
+                        (d.id, d.gist, d.trigger.model_dump_json(), d.for_whom, formed_ts, d.window_start,
+                         d.window_end, user, event_id, text))
 
     def close(self) -> None:
         try:
@@ -258,11 +301,22 @@ class Store:
                     self.db.execute("INSERT OR REPLACE INTO links VALUES (?,?,?,?,?)",
                                     (user, ln.src_event, b.event.id, ln.kind, ln.score))
                     if ln.kind == "state_change":
-                        self.db.execute("UPDATE intentions SET status='resolved', resolved_by=? "
-                                        "WHERE user_id=? AND event_id=?", (b.event.id, user, ln.src_event))
+                        ids = [r[0] for r in self.db.execute(
+                            f"SELECT id FROM intentions WHERE user_id=? AND event_id=? AND status IN {LIVE}",
+                            (user, ln.src_event))]
+                        self.db.execute(f"UPDATE intentions SET resolved_by=? WHERE user_id=? AND event_id=? "
+                                        f"AND status IN {LIVE}", (b.event.id, user, ln.src_event))
+                        self._transition([Change(intention_id=i, state="resolved", event_id=b.event.id, ts=b.ts)
+                                          for i in ids], user)
+                windows = [(c.start_ts, c.end_ts, c.text) for c in b.cues if c.kind == "time"]
                 for text, score in b.intentions:
-                    self.db.execute("INSERT OR IGNORE INTO intentions (user_id, event_id, text, score) VALUES (?,?,?,?)",
-                                    (user, b.event.id, text, score))
+                    cur = self.db.execute("INSERT OR IGNORE INTO intentions (user_id, event_id, text, score) "
+                                          "VALUES (?,?,?,?)", (user, b.event.id, text, score))
+                    if cur.rowcount:
+                        d = derive(user, b.event, text, windows)
+                        self._set_record(user, b.event.id, text, d, b.ts)
+                        self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
+                                        (user, d.id, "open", b.event.id, b.ts, "event"))
                 out.append(ins)
         return out
 
@@ -282,10 +336,35 @@ class Store:
             self.db.execute("DELETE FROM event_vecs WHERE user_id=? AND id=?", (user, event_id))
             self.db.execute("DELETE FROM links WHERE user_id=? AND (src_event=? OR dst_event=?)",
                             (user, event_id, event_id))
+            self.db.execute("DELETE FROM intention_transitions WHERE user_id=? AND intention_id IN "
+                            "(SELECT id FROM intentions WHERE user_id=? AND event_id=?)", (user, user, event_id))
             self.db.execute("DELETE FROM intentions WHERE user_id=? AND event_id=?", (user, event_id))
-            self.db.execute("UPDATE intentions SET status='open', resolved_by=NULL WHERE user_id=? AND resolved_by=?",
+            # An intention this event resolved goes back to the state it had before (raised or open).
+            self.db.execute("DELETE FROM intention_transitions WHERE user_id=? AND state='resolved' AND event_id=?",
+                            (user, event_id))
+            self.db.execute("UPDATE intentions SET resolved_by=NULL, status=CASE WHEN EXISTS (SELECT 1 FROM "
+                            "intention_transitions t WHERE t.user_id=intentions.user_id AND t.intention_id=intentions.id "
+                            "AND t.state='raised') THEN 'raised' ELSE 'open' END WHERE user_id=? AND resolved_by=?",
                             (user, event_id))
         return True
+
+    def _transition(self, changes: list[Change], user: str) -> int:
+        """Apply transitions inside the caller's transaction; each only from open or raised."""
+        n = 0
+        for c in changes:
+            cur = self.db.execute(f"UPDATE intentions SET status=? WHERE user_id=? AND id=? AND status IN {LIVE}",
+                                  (c.state, user, c.intention_id))
+            if cur.rowcount:
+                n += self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
+                                     (user, c.intention_id, c.state, c.event_id, c.ts, c.source)).rowcount
+        return n
+
+    def transition(self, user: str, changes: list[Change]) -> int:
+        """Apply transitions in one transaction (a crash leaves all of them or none); returns how many were new."""
+        if not changes:
+            return 0
+        with self.db:
+            return self._transition(changes, user)
 
     # -- reads ----------------------------------------------------------------------------
     def count(self, user: str, table: str, kind: str | None = None) -> int:
@@ -379,3 +458,57 @@ class Store:
     def errors(self, user: str) -> list[EventError]:
         q = "SELECT id, error FROM events WHERE user_id=? AND error IS NOT NULL"
         return [EventError(*r) for r in self.db.execute(q, (user,))]
+
+    # -- intention records (memory/intentions.py) ---------------------------------------------
+    def intention_records(self, user: str, status: Optional[str] = None,
+                          intention_id: Optional[str] = None) -> list[IntentionRecord]:
+        """This user's intentions, oldest first, with their transitions in order."""
+        q = ("SELECT id, gist, trigger, for_whom, status, score, formed_ts, event_id FROM intentions "
+             "WHERE user_id=? AND id IS NOT NULL")
+        args: list = [user]
+        if status:
+            q, args = q + " AND status=?", args + [status]
+        if intention_id:
+            q, args = q + " AND id=?", args + [intention_id]
+        try:
+            rows = self.db.execute(q + " ORDER BY formed_ts, id", args).fetchall()
+        except sqlite3.OperationalError as exc:  # a store made before records, opened read-only
+            raise StoreError(f"{self.path}: this store predates intention records ({exc}); open it once with "
+                             f"a writer (`promem remember` or `promem serve`) to upgrade it") from None
+        out = []
+        for iid, gist, trig, for_whom, st, score, formed, event_id in rows:
+            steps = self.db.execute("SELECT state, ts, event_id, source FROM intention_transitions "
+                                    "WHERE user_id=? AND intention_id=? ORDER BY ts, rowid", (user, iid)).fetchall()
+            later = [r[0] for r in self.db.execute("SELECT dst_event FROM links WHERE user_id=? AND src_event=?",
+                                                   (user, event_id))]
+            out.append(IntentionRecord(
+                id=iid, user_id=user, gist=gist, evidence=[event_id, *later], formed_at=iso(formed),
+                trigger=Trigger.model_validate_json(trig), for_whom=for_whom, status=st, score=score,
+                transitions=[Transition(state=a, at=iso(t), event_id=e or None, source=src) for a, t, e, src in steps]))
+        return out
+
+    def last_raise(self, user: str, lo: float, hi: float, exclude_event: str = "") -> Optional[str]:
+        """The event of the latest raise in [lo, hi], or None."""
+        row = self.db.execute("SELECT event_id FROM intention_transitions WHERE user_id=? AND state='raised' "
+                              "AND ts>=? AND ts<=? AND event_id!=? ORDER BY ts DESC LIMIT 1",
+                              (user, lo, hi, exclude_event)).fetchone()
+        return row[0] if row else None
+
+    def raised_by(self, user: str, event_id: str) -> list[str]:
+        """Intentions still raised whose raise came at this event."""
+        q = ("SELECT i.id FROM intention_transitions t "
+             "JOIN intentions i ON i.user_id=t.user_id AND i.id=t.intention_id "
+             "WHERE t.user_id=? AND t.state='raised' AND t.event_id=? AND i.status='raised'")
+        return [r[0] for r in self.db.execute(q, (user, event_id))]
+
+    def live_intentions_at(self, user: str, event_ids: Iterable[str]) -> list[str]:
+        """Open or raised intentions that formed at these events."""
+        ids = list(dict.fromkeys(event_ids))
+        q = (f"SELECT id FROM intentions WHERE user_id=? AND status IN {LIVE} "
+             f"AND event_id IN ({','.join('?' * len(ids))})")
+        return [r[0] for r in self.db.execute(q, [user, *ids])] if ids else []
+
+    def live_formed_before(self, user: str, cutoff: float) -> list[tuple[str, float]]:
+        """(intention id, formation time) of open or raised intentions formed before cutoff."""
+        q = f"SELECT id, formed_ts FROM intentions WHERE user_id=? AND status IN {LIVE} AND formed_ts<?"
+        return [(r[0], r[1]) for r in self.db.execute(q, (user, cutoff))]

@@ -1,6 +1,7 @@
 """The online decision loop: at each event, in time order, decide from memory of the past, then
 remember the event. Decisions are appended to a JSON Lines file as they are made, so an
-interrupted run resumes where it stopped (events already decided are skipped).
+interrupted run resumes where it stopped (events already decided are skipped). Each decision
+also updates the user's intention records (memory/intentions.py) before the event is remembered.
 """
 from __future__ import annotations
 
@@ -11,22 +12,23 @@ from typing import Callable, Iterable, Optional
 
 from core.formats import Decision, Event, Profile
 from core.jsonio import LineError, iter_jsonl
+from memory.intentions import IntentionBook
 from reasoner.guard import Guard
 
 log = logging.getLogger(__name__)
 
 
-def decided_ids(path: Path) -> set[str]:
-    """Event ids already decided in an output file; a partial last line (a crash) is ignored."""
+def decided_rows(path: Path) -> dict[str, dict]:
+    """Event id -> decision row already in an output file; a partial last line (a crash) is ignored."""
     if not path.is_file():
-        return set()
-    done = set()
+        return {}
+    done: dict[str, dict] = {}
     for no, obj in iter_jsonl(path):
         if isinstance(obj, LineError):
             log.warning("%s; that decision will be made again", obj)
             continue
         if isinstance(obj, dict) and isinstance(obj.get("event_id"), str):
-            done.add(obj["event_id"])
+            done[obj["event_id"]] = obj
     return done
 
 
@@ -48,6 +50,7 @@ class DecisionLoop:
         self.reasoner = reasoner
         self.persona = persona
         self.guard = guard or Guard(cfg.reasoner.cooldown_hours, cfg.reasoner.intention_ttl_hours)
+        self.intentions = IntentionBook.for_config(memory.store, memory.user, cfg)
 
     def step(self, event: Event) -> Decision:
         """Decide at `event` from memory of the past (the event itself is remembered afterwards)."""
@@ -68,9 +71,9 @@ class DecisionLoop:
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         _repair_tail(out)
-        done = decided_ids(out)
-        if (row := self.guard.recover(out, done)) is not None:
-            done.add(row["event_id"])
+        done = decided_rows(out)
+        if (row := self.guard.recover(out, set(done))) is not None:
+            done[row["event_id"]] = row
         events = list(events)
         # An id names one event: one sent again with other content is skipped, never decided twice.
         clash = set(self.memory.conflicts(events))
@@ -81,14 +84,18 @@ class DecisionLoop:
         counts = {"decided": 0, "skipped": 0, "assist": 0, "errors": 0, "conflicts": len(clash)}
         for event in tqdm(ordered, desc="decide", unit="event", disable=not progress):
             if event.id in done:
-                # Decided before an interruption; make sure memory holds it (add is idempotent).
+                # Decided before an interruption; make sure the intention records and memory hold it
+                # (both are idempotent).
+                self.intentions.after_decision(event, done[event.id])
                 self.memory.add(event)
                 counts["skipped"] += 1
                 continue
             decision = self.step(event)
-            self.guard.commit(decision.dump(), out)
-            done.add(event.id)
-            self.memory.add(event)
+            row = decision.dump()
+            self.guard.commit(row, out)
+            done[event.id] = row
+            self.intentions.after_decision(event, row)  # raised / dismissed / expired by this decision
+            self.memory.add(event)  # may resolve one, by a state-change link
             counts["decided"] += 1
             counts["assist"] += int(decision.assist)
             counts["errors"] += int(decision.error is not None)

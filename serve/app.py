@@ -4,6 +4,9 @@
                                       -> the Decision (docs/formats.md section 4), or a list in request order
   PUT  /v1/users/{user_id}/profile    {"persona": "..."}: the personal context the reasoner sees
   GET  /v1/users/{user_id}/recall?event_id=ID[&k=N]   what memory recalls at a remembered event
+  GET  /v1/users/{user_id}/intentions[?status=S]      the user's intention records (docs/formats.md section 7)
+  POST /v1/users/{user_id}/intentions/{id}/dismiss    the user's "no thanks": the record, now dismissed
+  GET  /v1/users/{user_id}/brief[?at=TIME&location=TEXT&budget=N]   what is pending and relevant now (memory/brief.py)
   GET  /healthz
 With $PROMEMAGENT_SERVE_TOKEN (serve.token_env) set, every request but /healthz (/docs and
 /openapi.json included) needs "Authorization: Bearer <token>".
@@ -28,6 +31,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
@@ -37,6 +41,8 @@ from fastapi.responses import JSONResponse
 from core.config.limits import LimitsConfig
 from core.formats import Event, Profile, parse_record
 from core.limits import oversized
+from core.timeutil import parse_time
+from memory.intentions import STATES
 from serve.sessions import EventConflict, Sessions, check_user_id
 
 log = logging.getLogger(__name__)
@@ -217,5 +223,39 @@ def create_app(cfg, store: str | Path, reasoner=None) -> FastAPI:
             return _error(404, f"event {event_id!r} is not in the memory of user {user_id!r}")
         return {"event_id": event_id, "recalled": [recalled_json(r) for r in got],
                 "timing_ms": {"retrieve": round((time.perf_counter() - t0) * 1000, 2)}}
+
+    @app.get("/v1/users/{user_id}/intentions")
+    async def intentions(user_id: str, status: Optional[str] = Query(None)):
+        if why := check_user_id(user_id):
+            return _error(422, f"path parameter 'user_id': {why}")
+        if status is not None and status not in STATES:
+            return _error(422, f"query parameter 'status': {status[:40]!r} is not one of {', '.join(STATES)}")
+        got = await on_worker(lambda: sessions.get(user_id).intentions(status))
+        return {"user_id": user_id, "intentions": [r.model_dump(mode="json") for r in got]}
+
+    @app.post("/v1/users/{user_id}/intentions/{intention_id}/dismiss")
+    async def dismiss(user_id: str, intention_id: str):
+        if why := check_user_id(user_id):
+            return _error(422, f"path parameter 'user_id': {why}")
+        rec = await on_worker(lambda: sessions.get(user_id).dismiss(intention_id))
+        if rec is None:
+            return _error(404, f"intention {intention_id[:80]!r} is not one of user {user_id!r}")
+        if rec.status != "dismissed":
+            return _error(409, f"intention {intention_id!r} is already {rec.status}; only an open or raised "
+                               f"intention can be dismissed")
+        return rec.model_dump(mode="json")
+
+    @app.get("/v1/users/{user_id}/brief")
+    async def brief(user_id: str, at: Optional[str] = Query(None),
+                    location: Optional[str] = Query(None, max_length=512),
+                    budget: Optional[int] = Query(None, ge=1, le=100000)):
+        if why := check_user_id(user_id):
+            return _error(422, f"path parameter 'user_id': {why}")
+        try:
+            when = parse_time(at) if at else datetime.now(timezone.utc)
+        except ValueError as exc:
+            return _error(422, f"query parameter 'at': {exc}")
+        got = await on_worker(lambda: sessions.get(user_id).brief(when, location, budget))
+        return got.model_dump(mode="json")
 
     return app

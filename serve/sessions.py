@@ -11,6 +11,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from datetime import datetime
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -18,6 +19,8 @@ from core.formats import Decision, Event, Profile
 from core.jsonio import LineError, atomic_write_json, iter_jsonl
 from core.userid import check_user_id, require_user_id, user_dir  # noqa: F401  (check_user_id: used by the app)
 from memory.api import open_memory
+from memory.brief import Brief, brief_from_store
+from memory.intentions import IntentionRecord
 from memory.store import Store
 from reasoner.guard import Guard
 from reasoner.loop import DecisionLoop, _repair_tail
@@ -39,6 +42,7 @@ class UserSession:
         self.memory = open_memory(cfg, store, user_id)
         guard = Guard(cfg.reasoner.cooldown_hours, cfg.reasoner.intention_ttl_hours, self.dir / "guard.json")
         self.loop = DecisionLoop(cfg, self.memory, reasoner, persona=self._load_persona(), guard=guard)
+        self.cfg = cfg
         _repair_tail(self.log_path)
         self.decided: dict[str, dict] = {}
         for no, obj in iter_jsonl(self.log_path) if self.log_path.is_file() else ():
@@ -76,7 +80,9 @@ class UserSession:
             if event.id in out:
                 continue
             if event.id in self.decided:
-                self.memory.add(event)  # idempotent; repairs a crash between the decision and the add
+                # idempotent; repairs a crash between the decision and the intention records or the add
+                self.loop.intentions.after_decision(event, self.decided[event.id])
+                self.memory.add(event)
                 out[event.id] = self.decided[event.id]
                 continue
             decision: Decision = self.loop.step(event)
@@ -85,9 +91,20 @@ class UserSession:
             # Known as decided before it is remembered: if remembering fails, a retry is answered
             # from the log (and remembering retried), never decided a second time.
             self.decided[event.id] = row
-            self.memory.add(event)
+            self.loop.intentions.after_decision(event, row)  # raised / dismissed / expired by this decision
+            self.memory.add(event)  # may resolve one, by a state-change link
             out[event.id] = row
         return out
+
+    def intentions(self, status: Optional[str] = None) -> list[IntentionRecord]:
+        return self.loop.intentions.records(status)
+
+    def dismiss(self, intention_id: str) -> Optional[IntentionRecord]:
+        """The user's "no thanks" to one intention; None when this user has no such intention."""
+        return self.loop.intentions.dismiss(intention_id)
+
+    def brief(self, at: datetime, location: Optional[str], budget: Optional[int]) -> Brief:
+        return brief_from_store(self.memory.store, self.user, self.cfg, at, location, budget)
 
     def recall(self, event_id: str, k: Optional[int] = None):
         """What memory hands the reasoner at a remembered event; None if the event is not this user's."""

@@ -37,9 +37,19 @@ class IndexConfig(Section):
     ef_search: int = Field(64, ge=1)
 
 
+class IntentionsConfig(Section):
+    """Delayed intentions as records (memory/intentions.py) and the session-start brief (memory/brief.py)."""
+
+    expire_hours: Optional[float] = Field(None, ge=0)  # open or raised this long after forming -> expired; None: reasoner.intention_ttl_hours
+    decline_window_minutes: float = Field(10.0, ge=0)  # a "no thanks" this soon after an assist dismisses what it raised
+    brief_tokens: int = Field(200, ge=1)  # default token budget of a brief
+    brief_near_hours: float = Field(12.0, gt=0)  # a time window this close to the brief's moment counts as near
+
+
 class MemoryConfig(Section):
     embedder: EmbedderConfig = EmbedderConfig()
     construction: ConstructionConfig = ConstructionConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     index: IndexConfig = IndexConfig()
+    intentions: IntentionsConfig = IntentionsConfig()
     store: str = "runs/memory"

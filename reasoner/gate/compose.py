@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Sequence
 
 from core.formats import Event
-from core.text import STOPWORDS, clean_phrase
+from core.text import STOPWORDS, clean_phrase, user_speech
 
 # A caption is the captioner's own description; a transcript is anyone's words, so it gets fewer.
 MAX_CAPTION_WORDS = 14
@@ -48,12 +48,6 @@ def when_phrase(then: datetime, now: datetime) -> str:
     return f"on {then_local.strftime('%A %d %B')}"
 
 
-def _user_speech(audio: str) -> str:
-    """The wearer's own words when diarization labelled them, else the whole transcript."""
-    mine = re.findall(r"\[user\]\s*([^\[]+)", audio)
-    return " ".join(s.strip() for s in mine) if mine else re.sub(r"\[[^\]]+\]\s*", "", audio).strip()
-
-
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 
 
@@ -64,7 +58,7 @@ def _first_sentence(text: str) -> str:
 def speech_phrase(audio: str) -> str:
     """At most MAX_SPEECH_WORDS cleaned words of what was said: the first sentence that shows an
     intention (ACTIONS), the wearer's own words first, else the wearer's first sentence."""
-    mine = _user_speech(audio or "")
+    mine = user_speech(audio or "")
     anyone = re.sub(r"\[[^\]]+\]\s*", " ", audio or "")
     for text in (mine, anyone):
         for sentence in _SENTENCE.split(text):

@@ -140,8 +140,9 @@ def test_delete_removes_derived_rows_and_reopens_resolved_intention(tmp_path):
         store.write("u2", [built("form", 1, intentions=[("buy oat milk", 0.9)])])
         assert store.intentions("u1")[0].status == "resolved"
         lib = Memory(store=tmp_path, config=load_config(env={}))  # reading intentions loads no model
-        assert [(i.event_id, i.text, i.status, i.resolved_by) for i in lib.intentions(user_id="u1")] \
-            == [("form", "buy oat milk", "resolved", "change")]
+        (rec,) = lib.intentions(user_id="u1")
+        assert (rec.evidence[0], rec.gist, rec.status) == ("form", "oat milk", "resolved")
+        assert [(t.state, t.event_id) for t in rec.transitions] == [("open", "form"), ("resolved", "change")]
         assert [i.status for i in lib.intentions(user_id="u2")] == ["open"] and lib.intentions(user_id="u3") == []
         assert store.delete_event("u1", "change")
         assert [(r.status, r.resolved_by) for r in store.intentions("u1")] == [("open", None)]
