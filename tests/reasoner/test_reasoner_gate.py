@@ -7,7 +7,7 @@ import pytest
 from core.recall import Link, Recalled
 from reasoner.api import build_reasoner
 from reasoner.gate.compose import compose_message, when_phrase
-from reasoner.gate.pairs import build_pairs, split_instances
+from training.data import build_pairs, split
 from training.recipes.gate import calibrate
 
 from tests.support.reasoner_cfg import cfg_with
@@ -27,7 +27,7 @@ def test_pairs_cover_every_variant(sample_instances):
 
 
 def test_split_keeps_a_scenario_on_one_side(sample_instances):
-    train, held = split_instances(sample_instances, 0.5, seed=0)
+    train, held = split(sample_instances, 0.5, seed=0)
     assert not {i.persona for i in train} & {i.persona for i in held}
     assert len(train) + len(held) == len(sample_instances)
 

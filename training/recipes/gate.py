@@ -2,7 +2,7 @@
 the few features of (past event, current event) in reasoner/gate/features.py.
 
 Reads CPMBench instances (cfg.training.train_data) and builds labelled pairs
-(reasoner/gate/pairs.py). The role classifiers' scores on training events are cross-fitted over
+(training/data.py). The role classifiers' scores on training events are cross-fitted over
 the scenario seeds' folds (each from classifiers trained without that fold), so that the pair
 classifier learns how far to trust them on scenarios it has not seen. The firing threshold is
 cross-fitted too: the scenario seeds are split into `folds`, a gate trained without
@@ -24,15 +24,15 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from core.config import resolve_path
-from core.formats import Event, Instance, read_records
+from core.formats import Event, Instance
+from training import data
+from training import recipe as common
+from training.errors import TrainingError
 
 NAME = "gate"
-VERSION = 2  # reasoner.gate.model.VERSION
-DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "gate.yaml"
 log = logging.getLogger(__name__)
 
 
@@ -65,13 +65,7 @@ class GateRecipe(BaseModel):
 
 
 def load_recipe(path: str | Path | None = None, **overrides) -> GateRecipe:
-    path = Path(path) if path else DEFAULT_RECIPE
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        return GateRecipe.model_validate(data)
-    except Exception as exc:
-        raise SystemExit(f"promem train gate: {path}: {exc}") from None
+    return common.load_recipe(GateRecipe, NAME, path, **overrides)
 
 
 def calibrate(scores_per_instance: Sequence[tuple[str, float]], fd_target: float,
@@ -159,8 +153,7 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
 
     from reasoner.gate.features import FEATURES, ROLES, Featurizer
     from reasoner.gate.model import GateModel
-    from reasoner.gate.pairs import build_pairs, group_key
-    from training.recipes import _roles as roles
+    from training import roles
 
     torch.set_num_threads(max(1, recipe.threads))  # the embedders
     t0 = time.perf_counter()
@@ -172,8 +165,8 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
     feat.embed_cue(events, progress=progress)
 
     # Scenario seeds in folds: the role scores and the threshold are both cross-fitted over them.
-    n_folds = recipe.folds if recipe.folds > 1 and len({group_key(i) for i in instances}) > 1 else 1
-    fold = roles.scenario_folds(instances, n_folds, recipe.seed)
+    n_folds = recipe.folds if recipe.folds > 1 and len({data.group_key(i) for i in instances}) > 1 else 1
+    fold = data.scenario_folds(instances, n_folds, recipe.seed)
     role_of = roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[i.id], recipe.C, recipe.seed)
     fit_feat = Featurizer(feat.encode, feat.cue_encode, lambda evs, _: np.stack([role_of[e.text()] for e in evs]))
 
@@ -181,10 +174,10 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
         vecs = feat.embed([*earlier, moment])
         return earlier[int(np.argmax(np.stack(vecs[:-1]) @ vecs[-1]))]
 
-    pairs = build_pairs(instances, recipe.seed, recipe.distractors, recipe.other_moments, recipe.between,
+    pairs = data.build_pairs(instances, recipe.seed, recipe.distractors, recipe.other_moments, recipe.between,
                         recipe.routine, most_alike)
     if not pairs or not any(p.label for p in pairs):
-        raise ValueError("no positive training pairs: the training data holds no usable positive instances")
+        raise TrainingError("no positive training pairs: the training data holds no usable positive instances")
     X = np.concatenate([fit_feat.features([p.past], p.current) for p in pairs])
     Y = np.array([p.label for p in pairs], dtype=np.int64)
     groups = np.array([fold[p.instance] for p in pairs])
@@ -275,9 +268,7 @@ def train_now(instances: Sequence[Instance], recipe: GateRecipe, featurizer, out
     val_idx, tr_idx = order[:n_val], order[n_val:]
     gen_val: list[int] = []
     if generated and recipe.now_generated > 0:
-        from reasoner.gate.pairs import split_instances
-
-        gen_train, gen_held = split_instances(generated, recipe.now_held_out, recipe.seed)
+        gen_train, gen_held = data.split(generated, recipe.now_held_out, recipe.seed)
         gen_train = rng.sample(gen_train, min(recipe.now_generated, len(gen_train)))
         start = len(items)
         items += [(inst.event(inst.decision_event), 0) for inst in gen_train]
@@ -340,16 +331,15 @@ def load_now_data(recipe: GateRecipe) -> list[Instance]:
         log.warning("no now-head data at %s (make it with `promem bench import cab --split train -o %s`); "
                     "the gate will have no now head", path, recipe.now_data)
         return []
-    good, bad = read_records(path, Instance)
-    for err in bad:
-        log.warning("skipping %s", err)
-    return [inst for _, inst in good]
+    try:
+        return data.load_instances(path)
+    except TrainingError as exc:  # unusable data only means no now head, as missing data does
+        log.warning("%s; the gate will have no now head", exc)
+        return []
 
 
 def add_args(p) -> None:
-    p.add_argument("--data", help="CPMBench train instances (default: cfg.training.train_data)")
-    p.add_argument("--recipe", dest="recipe_path", default=str(DEFAULT_RECIPE), help="recipe YAML (training/configs/gate.yaml)")
-    p.add_argument("-o", "--out", help="output folder (default: <cfg.training.artifacts>/gate)")
+    common.add_common_args(p, NAME, "gate")
     p.add_argument("--trees", type=int, help="override the recipe's boosting iterations")
     p.add_argument("--now-only", action="store_true",
                    help="train only the now head and add it to the existing gate artifact in --out")
@@ -363,13 +353,11 @@ def run_now_only(recipe: GateRecipe, out: Path, train_data: Path, limit: int | N
     from reasoner.gate.model import META, default_embedder
 
     if not (out / META).is_file():
-        print(f"promem train gate --now-only: no gate artifact at {out}; train the gate first")
-        return 2
+        raise TrainingError(f"--now-only: no gate artifact at {out}; train the gate first")
     now_instances = load_now_data(recipe)
     if not now_instances:
-        print(f"promem train gate --now-only: no now-head data ({recipe.now_data})")
-        return 2
-    generated = [inst for _, inst in read_records(train_data, Instance)[0]][:limit] if train_data.is_file() else []
+        raise TrainingError(f"--now-only: no now-head data ({recipe.now_data})")
+    generated = data.load_instances(train_data, limit) if train_data.is_file() else []
     now_meta = train_now(now_instances, recipe, Featurizer(default_embedder().encode), out, generated=generated)
     meta = json.loads((out / META).read_text(encoding="utf-8"))
     meta["now"] = now_meta
@@ -381,24 +369,12 @@ def run_now_only(recipe: GateRecipe, out: Path, train_data: Path, limit: int | N
 
 
 def run(args, cfg) -> int:
+    out = common.out_path(args, cfg, "gate")
     if getattr(args, "now_only", False):
-        out = resolve_path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "gate"
-        return run_now_only(load_recipe(args.recipe_path), out, resolve_path(args.data or cfg.training.train_data),
+        return run_now_only(load_recipe(args.recipe_path), out, common.data_path(args, cfg),
                             cfg.training.train_instances)
-    data = resolve_path(args.data or cfg.training.train_data)
-    if not data.is_file():
-        print(f"promem train gate: no training data at {data}; make it with "
-              f"`promem bench generate --split train --n 400 -o {data}`")
-        return 2
-    good, bad = read_records(data, Instance)
-    for err in bad:
-        log.warning("skipping %s", err)
-    if not good:
-        print(f"promem train gate: {data} holds no valid instances")
-        return 2
-    instances = [inst for _, inst in good][: cfg.training.train_instances]
+    instances = data.load_instances(common.data_path(args, cfg), cfg.training.train_instances)
     recipe = load_recipe(args.recipe_path, trees=args.trees)
-    out = resolve_path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "gate"
     meta = train(instances, recipe, out, now_instances=load_now_data(recipe),
                  cue_spec=cfg.memory.construction.cue_encoder)
     print(f"gate trained on {meta['train_pairs']} pairs in {meta['train_seconds']} s "

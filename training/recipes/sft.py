@@ -25,15 +25,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Literal, Optional, Sequence
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from core.config import resolve_path
-from core.formats import Instance, read_records
+from core.formats import Instance
 from core.jsonio import atomic_write_json, atomic_write_jsonl, iter_jsonl
+from training import data
+from training import recipe as common
+from training.errors import TrainingError
 
 NAME = "sft"
-DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "sft.yaml"
 CHECKPOINTS = "checkpoints"
 STATE_FILE = "trainer_state.pt"
 log = logging.getLogger(__name__)
@@ -68,16 +69,7 @@ class SFTRecipe(BaseModel):
 
 
 def load_recipe(path: str | Path | None = None, **overrides) -> SFTRecipe:
-    path = Path(path) if path else DEFAULT_RECIPE
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise SystemExit(f"promem train sft: cannot read recipe {path}: {exc}") from None
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        return SFTRecipe.model_validate(data)
-    except Exception as exc:
-        raise SystemExit(f"promem train sft: {path}: {exc}") from None
+    return common.load_recipe(SFTRecipe, NAME, path, **overrides)
 
 
 # -- tokenisation -----------------------------------------------------------------------------
@@ -257,13 +249,13 @@ def load_checkpoint(ck: Path, peft_model, opt, sched, fingerprint: str) -> tuple
 
     state = torch.load(ck / STATE_FILE, map_location="cpu", weights_only=False)
     if state.get("fingerprint") != fingerprint:
-        raise SystemExit(f"promem train sft: checkpoint {ck} was made with other data or another recipe; "
-                         f"rerun with --fresh to start over (or use another --out)")
+        raise TrainingError(f"checkpoint {ck} was made with other data or another recipe; "
+                            f"rerun with --fresh to start over (or use another --out)")
     device = next(peft_model.parameters()).device
     weights = load_file(str(ck / "adapter_model.safetensors"), device=str(device))
     result = set_peft_model_state_dict(peft_model, weights)
     if getattr(result, "unexpected_keys", None):
-        raise SystemExit(f"promem train sft: checkpoint {ck} does not fit this model: {result.unexpected_keys[:3]}")
+        raise TrainingError(f"checkpoint {ck} does not fit this model: {result.unexpected_keys[:3]}")
     opt.load_state_dict(state["optimizer"])
     sched.load_state_dict(state["scheduler"])
     torch.set_rng_state(state["rng_cpu"])
@@ -289,7 +281,7 @@ def build_model(recipe: SFTRecipe, device):
     try:
         base = AutoModelForCausalLM.from_pretrained(recipe.base_model, dtype=torch.bfloat16 if bf16 else torch.float32)
     except (OSError, ValueError) as exc:
-        raise SystemExit(f"promem train sft: cannot load base model {recipe.base_model!r}: {exc}") from None
+        raise TrainingError(f"cannot load base model {recipe.base_model!r}: {exc}") from None
     base.config.use_cache = False
     if recipe.gradient_checkpointing:
         base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -429,7 +421,7 @@ def prepare_rows(instances: Sequence[Instance], recipe: SFTRecipe, cfg, tokenize
         deadline = time.time() + 3600
         while not (path.is_file() and _examples_key(path) == key):
             if time.time() > deadline:
-                raise SystemExit(f"promem train sft: rank {rank}: {path} did not appear")
+                raise TrainingError(f"rank {rank}: {path} did not appear")
             time.sleep(2)
     rows, dropped = [], 0
     for no, obj in iter_jsonl(path):
@@ -454,10 +446,7 @@ def _examples_key(path: Path) -> Optional[str]:
 
 
 def add_args(p) -> None:
-    p.add_argument("--data", help="CPMBench train instances (default: cfg.training.train_data)")
-    p.add_argument("--recipe", dest="recipe_path", default=str(DEFAULT_RECIPE),
-                   help="recipe YAML (training/configs/sft.yaml; sft_tiny.yaml for CPU tests)")
-    p.add_argument("-o", "--out", help="adapter folder (default: <cfg.training.artifacts>/sft-adapter)")
+    common.add_common_args(p, NAME, "sft-adapter")
     p.add_argument("--base", help="override the recipe's base_model (a hub id or local folder)")
     p.add_argument("--past", choices=["gold", "retrieval"], help="override how the past events are chosen")
     p.add_argument("--epochs", type=float, help="override the recipe's epochs")
@@ -469,22 +458,11 @@ def add_args(p) -> None:
 
 
 def run(args, cfg) -> int:
-    data = resolve_path(args.data or cfg.training.train_data)
-    if not data.is_file():
-        print(f"promem train sft: no training data at {data}; make it with "
-              f"`promem bench generate --split train --n 400 -o {data}`", file=sys.stderr)
-        return 2
-    good, bad = read_records(data, Instance)
-    for err in bad:
-        log.warning("skipping %s", err)
-    if not good:
-        print(f"promem train sft: {data} holds no valid instances", file=sys.stderr)
-        return 2
+    instances = data.load_instances(common.data_path(args, cfg))
     recipe = load_recipe(args.recipe_path, base_model=args.base, past=args.past, epochs=args.epochs,
                          max_instances=args.max_instances)
-    limit = recipe.max_instances or cfg.training.train_instances
-    instances = [inst for _, inst in good][:limit]
-    out = resolve_path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "sft-adapter"
+    instances = instances[:recipe.max_instances or cfg.training.train_instances]
+    out = common.out_path(args, cfg, "sft-adapter")
     mcfg = cfg
     if recipe.past == "retrieval" and recipe.memory_profile:
         from core.config import ConfigError, load_config
@@ -492,24 +470,17 @@ def run(args, cfg) -> int:
         try:
             mcfg = load_config(resolve_path(recipe.memory_profile))
         except ConfigError as exc:
-            print(f"promem train sft: memory_profile: {exc}", file=sys.stderr)
-            return 2
-    try:
-        tok = load_tokenizer(recipe.base_model)
-    except (OSError, ValueError) as exc:
-        print(f"promem train sft: cannot load the tokenizer of {recipe.base_model!r}: {exc}", file=sys.stderr)
-        return 2
+            raise TrainingError(f"memory_profile: {exc}") from None
+    tok = load_tokenizer(recipe.base_model)
     try:
         rows, dropped = prepare_rows(instances, recipe, mcfg, tok, out)
     except OSError as exc:  # e.g. memory artifacts that are not trained yet
-        print(f"promem train sft: cannot build the examples: {exc}", file=sys.stderr)
-        return 2
+        raise TrainingError(f"cannot build the examples: {exc}") from None
     if args.prepare_only:
         print(f"sft: {len(rows)} examples ({dropped} longer than max_length) in {out / 'examples.jsonl'}")
         return 0
     if not rows:
-        print(f"promem train sft: no example fits max_length={recipe.max_length}", file=sys.stderr)
-        return 2
+        raise TrainingError(f"no example fits max_length={recipe.max_length}")
     meta, _ = train(rows, recipe, out, tok, stop_after=args.stop_after, fresh=args.fresh)
     if int(os.environ.get("RANK", "0")) == 0:
         state = "saved adapter to" if meta["complete"] else "stopped early; rerun to continue; checkpoint in"
@@ -523,14 +494,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     """`python -m training.recipes.sft` / `torchrun ... -m training.recipes.sft`: the same as `promem train sft`."""
     import argparse
 
-    from cli.main import add_config_arg, config_from
+    from core.config import DEFAULT_CONFIG, ConfigError, load_config
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     p = argparse.ArgumentParser(prog="python -m training.recipes.sft", description=__doc__.splitlines()[0])
-    add_config_arg(p)
+    p.add_argument("-c", "--config", default=str(DEFAULT_CONFIG), help="profile YAML (default: configs/cpu.yaml)")
     add_args(p)
     args = p.parse_args(argv)
-    return run(args, config_from(args))
+    try:
+        return run(args, load_config(args.config))
+    except (ConfigError, TrainingError) as exc:
+        print(f"{p.prog}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
