@@ -73,12 +73,17 @@ def load_recipe(path: str | Path | None = None, **overrides) -> SFTRecipe:
 
 
 # -- tokenisation -----------------------------------------------------------------------------
+BASE_WAY_OUT = "`promem train sft --base DIR`, or base_model in the recipe YAML"
+
+
 def load_tokenizer(base: str):
     from transformers import AutoTokenizer
 
+    from core.providers.hub import hub_weights
     from core.providers.llm_transformers import CHATML_TEMPLATE
 
-    tok = AutoTokenizer.from_pretrained(base)
+    with hub_weights(base, "base model", BASE_WAY_OUT, TrainingError):
+        tok = AutoTokenizer.from_pretrained(base)
     if not tok.chat_template:
         tok.chat_template = CHATML_TEMPLATE  # the transformers backend falls back to the same template
     if tok.pad_token_id is None:
@@ -277,11 +282,11 @@ def build_model(recipe: SFTRecipe, device):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
+    from core.providers.hub import hub_weights
+
     bf16 = recipe.dtype == "bf16" or (recipe.dtype == "auto" and device.type == "cuda")
-    try:
+    with hub_weights(recipe.base_model, "base model", BASE_WAY_OUT, TrainingError):
         base = AutoModelForCausalLM.from_pretrained(recipe.base_model, dtype=torch.bfloat16 if bf16 else torch.float32)
-    except (OSError, ValueError) as exc:
-        raise TrainingError(f"cannot load base model {recipe.base_model!r}: {exc}") from None
     base.config.use_cache = False
     if recipe.gradient_checkpointing:
         base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
