@@ -8,7 +8,6 @@ from typing import Sequence
 
 import numpy as np
 
-from core.artifacts import META_FILE as META
 from core.artifacts import ArtifactError, ArtifactMeta, cached_model, cue_fingerprint, require, write_meta
 from core.formats import Event
 from memory.construct.classifiers import proba, role_scores

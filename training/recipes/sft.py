@@ -4,7 +4,7 @@ Examples come from training/sft_data.py (the reasoner prompt as render_messages 
 a reasoning trace + `Decision: {json}`); the loss covers only the assistant tokens. Writes a
 PEFT adapter (adapter_config.json + adapter_model.safetensors) that
 `vllm serve BASE --enable-lora --lora-modules promem=DIR` serves and the transformers + peft
-backend loads, plus train_meta.json and the examples it trained on (examples.jsonl).
+backend loads, plus meta.json (core.artifacts.ArtifactMeta) and the examples it trained on (examples.jsonl).
 
 One process, or several with DDP: `torchrun --nproc_per_node 2 -m training.recipes.sft -c CONFIG`.
 An interrupted run resumes from its last checkpoint (OUT/checkpoints/step-N) when rerun.
@@ -27,14 +27,17 @@ from typing import Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from core.artifacts import ArtifactMeta, write_meta
 from core.config import resolve_path
 from core.formats import Instance
-from core.jsonio import atomic_write_json, atomic_write_jsonl, iter_jsonl
+from core.jsonio import atomic_write_jsonl, iter_jsonl
 from training import data
 from training import recipe as common
 from training.errors import TrainingError
 
 NAME = "sft"
+# The adapter's meta.json format; the adapter itself is read by vLLM and peft, which check none.
+ADAPTER_VERSION = 1
 CHECKPOINTS = "checkpoints"
 STATE_FILE = "trainer_state.pt"
 log = logging.getLogger(__name__)
@@ -374,27 +377,17 @@ def train(rows: Sequence[dict], recipe: SFTRecipe, out_dir: str | Path, tokenize
     bar.close()
     model.eval()
     k = max(1, min(5, len(losses) // 5 or 1))
-    meta = {
-        "kind": "lora-sft-reasoner",
-        "base_model": recipe.base_model,
-        "dtype": dtype,
-        "device": str(dist.device),
-        "world_size": dist.world,
-        "examples": len(rows),
-        "steps": step,
-        "total_steps": total,
-        "complete": step >= total,
-        "resumed_from": resumed_from,
-        "loss_first": round(sum(losses[:k]) / k, 4) if losses else None,
-        "loss_last": round(sum(losses[-k:]) / k, 4) if losses else None,
-        "losses": losses,
-        "train_seconds": round(time.perf_counter() - t0, 1),
-        "fingerprint": fp,
-        "recipe": recipe.model_dump(),
-    }
+    meta = ArtifactMeta(
+        kind="sft-adapter", version=ADAPTER_VERSION, base=recipe.base_model,
+        seconds=round(time.perf_counter() - t0, 1), recipe=recipe.model_dump(),
+        metrics={"dtype": dtype, "device": str(dist.device), "world_size": dist.world, "examples": len(rows),
+                 "steps": step, "total_steps": total, "complete": step >= total, "resumed_from": resumed_from,
+                 "loss_first": round(sum(losses[:k]) / k, 4) if losses else None,
+                 "loss_last": round(sum(losses[-k:]) / k, 4) if losses else None,
+                 "losses": losses, "fingerprint": fp})
     if dist.main and step >= total:
         model.save_pretrained(out)  # adapter_config.json + adapter_model.safetensors
-        atomic_write_json(out / "train_meta.json", meta)
+        write_meta(out, meta)
     dist.barrier()
     dist.close()
     return meta, model
@@ -488,10 +481,11 @@ def run(args, cfg) -> int:
         raise TrainingError(f"no example fits max_length={recipe.max_length}")
     meta, _ = train(rows, recipe, out, tok, stop_after=args.stop_after, fresh=args.fresh)
     if int(os.environ.get("RANK", "0")) == 0:
-        state = "saved adapter to" if meta["complete"] else "stopped early; rerun to continue; checkpoint in"
-        print(f"sft: {meta['examples']} examples ({dropped} too long), {meta['steps']}/{meta['total_steps']} steps "
-              f"on {meta['device']} x{meta['world_size']} ({meta['dtype']}), loss {meta['loss_first']} -> "
-              f"{meta['loss_last']} in {meta['train_seconds']} s; {state} {out}")
+        m = meta.metrics
+        state = "saved adapter to" if m["complete"] else "stopped early; rerun to continue; checkpoint in"
+        print(f"sft: {m['examples']} examples ({dropped} too long), {m['steps']}/{m['total_steps']} steps "
+              f"on {m['device']} x{m['world_size']} ({m['dtype']}), loss {m['loss_first']} -> "
+              f"{m['loss_last']} in {meta.seconds} s; {state} {out}")
     return 0
 
 
