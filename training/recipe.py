@@ -43,7 +43,7 @@ def load_recipe(model: type[R], name: str, path: str | Path | None = None, **ove
 def add_common_args(p, name: str, out_default: str) -> None:
     """--data, --recipe (dest recipe_path) and -o/--out, the same for every recipe."""
     p.add_argument("--data", help="CPMBench train instances (default: the profile's training.train_data)")
-    p.add_argument("--recipe", dest="recipe_path",
+    p.add_argument("--recipe", dest="recipe_path", metavar="YAML",
                    help=f"recipe YAML (default: training/configs/{default_recipe(name).name})")
     p.add_argument("-o", "--out", help=f"artifact folder (default: <training.artifacts>/{out_default})")
 
