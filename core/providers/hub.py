@@ -62,6 +62,8 @@ def hub_weights(model_id: str, what: str, way_out: str, error: type[Exception] =
     except (OSError, ValueError) as exc:
         if isinstance(exc, error):
             raise
+        if is_local(model_id) and not Path(model_id).expanduser().exists():
+            raise error(f"cannot load {what} {model_id!r}: no such folder (set by {way_out})") from exc
         if is_local(model_id) or cached_folder(model_id).is_dir():
             raise error(f"cannot load {what} {model_id!r}: {type(exc).__name__}: {exc}") from exc
         raise error(missing_message(model_id, what, way_out, exc)) from exc

@@ -36,13 +36,13 @@ class TransformersChat:
         self.cfg = cfg
         self.torch = torch
         way_out = "the llm section's `model` (e.g. reasoner.llm.model in the profile)"
-        with hub_weights(cfg.model, "llm backend 'transformers': base model", way_out, ValueError):
+        with hub_weights(cfg.model, "llm backend 'transformers' model", way_out, ValueError):
             self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
             model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype="auto")
         if cfg.adapter:
             from peft import PeftModel
 
-            with hub_weights(cfg.adapter, "llm backend 'transformers': adapter", "the llm section's `adapter`",
+            with hub_weights(cfg.adapter, "llm backend 'transformers' adapter", "the llm section's `adapter`",
                              ValueError):
                 model = PeftModel.from_pretrained(model, cfg.adapter)
         if not self.tokenizer.chat_template:
