@@ -76,21 +76,14 @@ def step_train_data(ctx: DemoContext) -> None:
 
 
 def stale_reason(recipe: str, where, cue_spec: str) -> str | None:
-    """Why the artifact at `where` must be trained again, or None if it can be used as it is."""
-    import importlib
-    import json
+    """Why the artifact `promem train RECIPE` made at `where` must be trained again, or None if it can
+    be used as it is: the loaders' own check (core.artifacts.stale_reason) against their version."""
+    from core.artifacts import stale_reason as why
+    from memory.construct.artifacts import CUE_ENCODER_VERSION, LINKER_VERSION
+    from reasoner.gate.model import VERSION as GATE_VERSION
 
-    from memory.construct.artifacts import cue_encoder_changed
-
-    if not (where / "meta.json").is_file():
-        return "not trained yet"
-    version = getattr(importlib.import_module(f"training.recipes.{recipe.replace('-', '_')}"), "VERSION", None)
-    meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
-    if version is not None and meta.get("version") != version:
-        return f"it is version {meta.get('version')}, this code reads version {version}"
-    if cue_encoder_changed(meta, cue_spec):
-        return "it was trained with another cue encoder"
-    return None
+    version = {"cue-encoder": CUE_ENCODER_VERSION, "linker": LINKER_VERSION, "gate": GATE_VERSION}[recipe]
+    return why(where, version, cue_spec)
 
 
 def _train_step(recipe: str, artifact: Callable[[Any], str]) -> Callable[[DemoContext], None]:

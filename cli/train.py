@@ -3,9 +3,20 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 
 import training.recipes as recipes
 from cli.main import add_config_arg, config_from
+from training.errors import TrainingError
+
+
+def _run(mod, args) -> int:
+    """A recipe's bad input (data, recipe YAML, a model it cannot load) ends in its message and exit code 2."""
+    try:
+        return mod.run(args, config_from(args))
+    except TrainingError as exc:
+        print(f"promem train {mod.NAME}: {exc}", file=sys.stderr)
+        return 2
 
 
 def register(sub) -> None:
@@ -19,5 +30,5 @@ def register(sub) -> None:
         rp = rsub.add_parser(mod.NAME, help=mod.__doc__.strip().splitlines()[0])
         add_config_arg(rp)
         mod.add_args(rp)
-        rp.set_defaults(func=lambda args, mod=mod: mod.run(args, config_from(args)))
+        rp.set_defaults(func=lambda args, mod=mod: _run(mod, args))
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

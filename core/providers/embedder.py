@@ -2,25 +2,26 @@
 from __future__ import annotations
 
 import os
-import threading
 from collections import OrderedDict
 from typing import Sequence
 
 import numpy as np
 
-_CACHE: dict[str, object] = {}
-_LOCK = threading.Lock()
+from core.artifacts import cached_model
+from core.providers.hub import hub_weights
 
 
 def _load(path: str):
     # Weights ship inside pip packages; never reach for the hub.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    with _LOCK:
-        if path not in _CACHE:
-            from sentence_transformers import SentenceTransformer
 
-            _CACHE[path] = SentenceTransformer(path, device="cpu")
-        return _CACHE[path]
+    def build():
+        from sentence_transformers import SentenceTransformer
+
+        with hub_weights(path, "sentence-transformers embedder", "memory.embedder.path"):
+            return SentenceTransformer(path, device="cpu")
+
+    return cached_model("sentence-transformers", path, "", build)
 
 
 class SentenceTransformerEmbedder:

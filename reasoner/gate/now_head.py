@@ -3,7 +3,7 @@ CAB labels it). Used only when memory hands the gate nothing to weigh, so it nev
 (or adds false detections to) the pair gate on moments that have a past.
 
 A logistic layer over the frozen MiniLM embedding of the moment plus two speech flags; saved
-beside the pair gate as now.pt, with its figures under "now" in meta.json.
+beside the pair gate as now.pt, with its record under "now" in meta.json (core.artifacts.ArtifactMeta).
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from core.artifacts import ArtifactMeta
 from core.formats import Event
 
 WEIGHTS = "now.pt"
@@ -34,23 +35,23 @@ def build_head(in_dim: int, hidden: int):
 
 
 class NowHead:
-    def __init__(self, net, featurizer, meta: dict):
+    def __init__(self, net, featurizer, meta: ArtifactMeta):
         self.net = net.eval()
         self.featurizer = featurizer
         self.meta = meta
 
     @property
     def threshold(self) -> float:
-        return float(self.meta["threshold"])
+        return float(self.meta.threshold)
 
     @classmethod
-    def load(cls, path: Path, meta: dict, featurizer) -> "NowHead | None":
+    def load(cls, path: Path, meta: ArtifactMeta | None, featurizer) -> "NowHead | None":
         """None when the artifact holds no now head (trained without CAB data)."""
         if not meta or not (Path(path) / WEIGHTS).is_file():
             return None
         import torch
 
-        net = build_head(meta["in_dim"], meta["hidden"])
+        net = build_head(meta.metrics["in_dim"], meta.metrics["hidden"])
         net.load_state_dict(torch.load(Path(path) / WEIGHTS, map_location="cpu", weights_only=True))
         return cls(net, featurizer, meta)
 

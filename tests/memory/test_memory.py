@@ -132,11 +132,11 @@ def test_missing_artifact_is_a_clear_error(cfg, tmp_path):
 
 
 def test_training_writes_versioned_artifacts(artifacts):
-    import json
+    from core.artifacts import read_meta
 
     for name in ("cue-encoder", "linker"):
-        meta = json.loads((artifacts / name / "meta.json").read_text())
-        assert meta["version"] >= 1 and meta["data_hash"] and "metrics" in meta
+        meta = read_meta(artifacts / name)
+        assert meta.kind == name and meta.version >= 1 and meta.data_hash and meta.metrics
     assert (artifacts / "cue-encoder" / "model").is_dir()
     assert (artifacts / "linker" / "linker.joblib").is_file()
 
@@ -179,9 +179,11 @@ def test_linker_is_tied_to_its_cue_encoder(artifacts, tmp_path, caplog):
 
     from memory.construct.artifacts import MissingArtifact, cue_fingerprint, linker
 
-    meta = json.loads((artifacts / "linker" / "meta.json").read_text())
-    assert meta["cue_encoder"] == str(artifacts / "cue-encoder")
-    assert meta["cue_encoder_fingerprint"] == cue_fingerprint(str(artifacts / "cue-encoder"))
+    from core.artifacts import read_meta
+
+    meta = read_meta(artifacts / "linker")
+    assert meta.cue_encoder == str(artifacts / "cue-encoder")
+    assert meta.cue_encoder_fingerprint == cue_fingerprint(str(artifacts / "cue-encoder"))
     with caplog.at_level("WARNING"):
         linker(str(artifacts / "linker"), str(artifacts / "cue-encoder"))
         assert "another cue encoder" not in caplog.text

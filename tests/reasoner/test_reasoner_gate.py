@@ -7,7 +7,7 @@ import pytest
 from core.recall import Link, Recalled
 from reasoner.api import build_reasoner
 from reasoner.gate.compose import compose_message, when_phrase
-from reasoner.gate.pairs import build_pairs, split_instances
+from training.data import build_pairs, split
 from training.recipes.gate import calibrate
 
 from tests.support.reasoner_cfg import cfg_with
@@ -27,7 +27,7 @@ def test_pairs_cover_every_variant(sample_instances):
 
 
 def test_split_keeps_a_scenario_on_one_side(sample_instances):
-    train, held = split_instances(sample_instances, 0.5, seed=0)
+    train, held = split(sample_instances, 0.5, seed=0)
     assert not {i.persona for i in train} & {i.persona for i in held}
     assert len(train) + len(held) == len(sample_instances)
 
@@ -45,21 +45,24 @@ def test_calibration_respects_the_false_detection_target():
 
 @pytest.mark.slow
 def test_gate_training_loss_falls_and_artifact_reloads(trained_gate, sample_instances):
+    from core.artifacts import read_meta
+
     out, meta = trained_gate
-    losses = meta["losses"]
-    assert meta["trees"] == 60 and len(losses) > 10
+    losses = meta.metrics["losses"]
+    assert meta.metrics["trees"] == 60 and len(losses) > 10
     assert losses[-1] < 0.6 * losses[0] and all(b <= a + 1e-6 for a, b in zip(losses, losses[1:]))
-    saved = json.loads((out / "meta.json").read_text())
-    assert saved["threshold"] == meta["threshold"] and saved["calibrated"] is True
-    assert 0.0 < saved["threshold"] <= 1.0 and (out / "model.joblib").is_file()
+    saved = read_meta(out)
+    assert saved == meta and saved.kind == "gate" and saved.metrics["calibrated"] is True
+    assert 0.0 < saved.threshold <= 1.0 and (out / "model.joblib").is_file()
     # the threshold was chosen on every instance, each scored by a fold's gate that never saw its seed
-    assert saved["folds"] == 2 and saved["cross_fit"]["instances"] == len(sample_instances)
-    assert saved["cross_fit"]["ordinary_moments"] > 0
+    cross_fit = saved.metrics["cross_fit"]
+    assert saved.metrics["folds"] == 2 and cross_fit["instances"] == len(sample_instances)
+    assert cross_fit["ordinary_moments"] > 0
     # the cue encoder named in the meta is loaded again with the gate
     from reasoner.gate.features import FEATURES
     from reasoner.gate.model import GateModel
 
-    assert saved["cue_encoder"] == "base" and saved["features"] == list(FEATURES)
+    assert saved.cue_encoder == "base" and saved.metrics["features"] == list(FEATURES)
     gate = GateModel.load(out)
     assert gate.cue is not None and gate.featurizer.cue_encode is not None
     assert len(gate.role_models) == 3 and gate.score(sample_instances[0].events[:3], sample_instances[0].events[3]).shape == (3,)
@@ -169,7 +172,7 @@ def test_now_calibration_picks_the_most_accurate_threshold():
 def test_now_head_speaks_only_when_memory_hands_over_nothing(trained_gate, sample_instances, tmp_path):
     import shutil
 
-    from core.jsonio import atomic_write_json
+    from core.artifacts import clear_models, read_meta, write_meta
     from reasoner.gate.features import Featurizer
     from reasoner.gate.model import default_embedder
     from training.recipes.gate import load_recipe, train_now
@@ -178,16 +181,14 @@ def test_now_head_speaks_only_when_memory_hands_over_nothing(trained_gate, sampl
     shutil.copytree(trained_gate[0], out)
     now = train_now(sample_instances, load_recipe(now_epochs=50, now_held_out=0.25), Featurizer(default_embedder().encode),
                     out, progress=False)
-    assert now["losses"][1] < now["losses"][0] and (out / "now.pt").is_file()
+    assert now.metrics["losses"][1] < now.metrics["losses"][0] and (out / "now.pt").is_file()
     inst = next(i for i in sample_instances if i.variant == "positive")
     current = inst.event(inst.decision_event)
     for threshold, speaks in ((0.0, True), (1.01, False)):
-        meta = json.loads((out / "meta.json").read_text())
-        meta["now"] = {**now, "threshold": threshold}
-        atomic_write_json(out / "meta.json", meta)
-        from reasoner.gate import model as gate_model
-
-        gate_model._CACHE.clear()
+        meta = read_meta(out)
+        meta.now = now.model_copy(update={"threshold": threshold})
+        write_meta(out, meta)
+        clear_models()  # rewritten within a clock tick, the file's time may not tell
         reasoner = build_reasoner(cfg_with(gate={"path": str(out), "use_calibrated": False, "threshold": 1.01}))
         d = reasoner.decide(inst.persona, [], current)
         assert d.assist is speaks and 0.0 <= d.now_score <= 1.0

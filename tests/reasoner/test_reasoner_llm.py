@@ -83,5 +83,5 @@ def test_transformers_peft_backend_loads_a_real_adapter(tiny_qwen, caplog):
 
 
 def test_transformers_backend_missing_folder_is_a_clear_error(tmp_path):
-    with pytest.raises(ValueError, match="cannot load local model"):
+    with pytest.raises(ValueError, match="cannot load llm backend 'transformers' model '.*missing': no such folder"):
         build_llm(LLMConfig(backend="transformers", model=str(tmp_path / "missing")))

@@ -1,7 +1,7 @@
-"""Event role classifiers (training/recipes/_roles.py): labels, and out-of-fold scores."""
+"""Event role classifiers (training/roles.py): labels, and out-of-fold scores."""
 import numpy as np
 
-from training.recipes import _roles as roles
+from training import data, roles
 
 
 def _vectors(instances):
@@ -14,9 +14,9 @@ def _vectors(instances):
 def test_role_labels_follow_the_intentions(sample_instances):
     for inst in sample_instances:
         forms = {inst.event(it.formation).text() for it in inst.intentions}
-        labelled = dict(roles.role_examples([inst], "formation"))
+        labelled = dict(data.role_examples([inst], "formation"))
         assert {t for t, y in labelled.items() if y} == forms
-        opp = dict(roles.role_examples([inst], "opportunity"))
+        opp = dict(data.role_examples([inst], "opportunity"))
         assert sum(opp.values()) == (inst.variant in ("positive", "state_change"))
         assert opp.get(inst.event(inst.decision_event).text(), 0) == (inst.variant in ("positive", "state_change"))
 

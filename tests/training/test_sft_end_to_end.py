@@ -31,7 +31,7 @@ def test_trained_adapter_makes_the_llm_reasoner_speak(tiny_base, sample_instance
                              save_every=1000, lora_dropout=0.0, warmup=0.05)
     out = tmp_path / "adapter"
     meta, _ = sft.train(rows, recipe, out, tok, progress=False)
-    assert meta["complete"] and meta["loss_last"] < meta["loss_first"]
+    assert meta.metrics["complete"] and meta.metrics["loss_last"] < meta.metrics["loss_first"]
 
     cfg = cfg_with(backend="llm", llm={"backend": "transformers", "model": str(tiny_base), "adapter": str(out),
                                        "max_tokens": 120})

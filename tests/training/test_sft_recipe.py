@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from core.artifacts import read_meta
 from training.recipes import sft
 from training.sft_data import build_examples
 
@@ -85,14 +86,15 @@ def test_train_resume_save_and_reload_with_peft(tiny_base, tok, rows, tmp_path):
     recipe = sft.load_recipe(TINY_RECIPE, base_model=str(tiny_base), epochs=3)
     out = tmp_path / "adapter"
     meta, _ = sft.train(encoded, recipe, out, tok, progress=False, stop_after=1)  # an interruption
-    assert not meta["complete"] and (out / "checkpoints" / "step-000001" / "trainer_state.pt").is_file()
+    assert not meta.metrics["complete"] and (out / "checkpoints" / "step-000001" / "trainer_state.pt").is_file()
     assert not (out / "adapter_model.safetensors").exists()
     meta, model = sft.train(encoded, recipe, out, tok, progress=False)  # the rerun continues
-    assert meta["resumed_from"] == 1 and meta["complete"] and meta["steps"] == meta["total_steps"] == 3
-    assert len(meta["losses"]) == 3 and meta["losses"][-1] < meta["losses"][0]  # the loss falls
+    m = meta.metrics
+    assert m["resumed_from"] == 1 and m["complete"] and m["steps"] == m["total_steps"] == 3
+    assert len(m["losses"]) == 3 and m["losses"][-1] < m["losses"][0]  # the loss falls
 
     ref_meta, ref_model = sft.train(encoded, recipe, tmp_path / "straight", tok, progress=False)
-    assert ref_meta["losses"] == pytest.approx(meta["losses"], rel=1e-5)  # resuming changed nothing
+    assert ref_meta.metrics["losses"] == pytest.approx(m["losses"], rel=1e-5)  # resuming changed nothing
 
     cfg = json.loads((out / "adapter_config.json").read_text())
     assert cfg["r"] == 8 and cfg["lora_alpha"] == 16 and cfg["lora_dropout"] == 0.05
@@ -106,7 +108,7 @@ def test_train_resume_save_and_reload_with_peft(tiny_base, tok, rows, tmp_path):
     pattern = re.compile(r"^base_model\.model\.model\.layers\.\d+\.(self_attn|mlp)\.[a-z]+_proj\.lora_[AB]\.weight$")
     assert keys and all(pattern.match(k) for k in keys), keys[:3]
     assert len(keys) == 2 * 7 * 2  # 2 layers x 7 projections x (A, B)
-    assert json.loads((out / "train_meta.json").read_text())["steps"] == 3
+    assert read_meta(out).metrics["steps"] == 3
 
     reloaded = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_base), out).eval()
     base = AutoModelForCausalLM.from_pretrained(tiny_base).eval()
@@ -150,8 +152,9 @@ def test_torchrun_two_processes_train_with_ddp(tiny_base, tmp_path):
                         "--max-instances", "4", "--epochs", "1", "-o", str(out)],
                        capture_output=True, text=True, env=env, timeout=300, cwd=Path(sft.__file__).parents[2])
     assert r.returncode == 0, r.stderr[-3000:]
-    meta = json.loads((out / "train_meta.json").read_text())
-    assert meta["world_size"] == 2 and meta["complete"] and meta["examples"] == 4
+    meta = read_meta(out)
+    assert meta.kind == "sft-adapter" and meta.metrics["world_size"] == 2 and meta.metrics["complete"]
+    assert meta.metrics["examples"] == 4
     PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_base), out)  # loads
 
 

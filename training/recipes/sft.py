@@ -4,7 +4,7 @@ Examples come from training/sft_data.py (the reasoner prompt as render_messages 
 a reasoning trace + `Decision: {json}`); the loss covers only the assistant tokens. Writes a
 PEFT adapter (adapter_config.json + adapter_model.safetensors) that
 `vllm serve BASE --enable-lora --lora-modules promem=DIR` serves and the transformers + peft
-backend loads, plus train_meta.json and the examples it trained on (examples.jsonl).
+backend loads, plus meta.json (core.artifacts.ArtifactMeta) and the examples it trained on (examples.jsonl).
 
 One process, or several with DDP: `torchrun --nproc_per_node 2 -m training.recipes.sft -c CONFIG`.
 An interrupted run resumes from its last checkpoint (OUT/checkpoints/step-N) when rerun.
@@ -25,15 +25,19 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Literal, Optional, Sequence
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
+from core.artifacts import ArtifactMeta, write_meta
 from core.config import resolve_path
-from core.formats import Instance, read_records
-from core.jsonio import atomic_write_json, atomic_write_jsonl, iter_jsonl
+from core.formats import Instance
+from core.jsonio import atomic_write_jsonl, iter_jsonl
+from training import data
+from training import recipe as common
+from training.errors import TrainingError
 
 NAME = "sft"
-DEFAULT_RECIPE = Path(__file__).resolve().parents[1] / "configs" / "sft.yaml"
+# The adapter's meta.json format; the adapter itself is read by vLLM and peft, which check none.
+ADAPTER_VERSION = 1
 CHECKPOINTS = "checkpoints"
 STATE_FILE = "trainer_state.pt"
 log = logging.getLogger(__name__)
@@ -68,25 +72,21 @@ class SFTRecipe(BaseModel):
 
 
 def load_recipe(path: str | Path | None = None, **overrides) -> SFTRecipe:
-    path = Path(path) if path else DEFAULT_RECIPE
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise SystemExit(f"promem train sft: cannot read recipe {path}: {exc}") from None
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        return SFTRecipe.model_validate(data)
-    except Exception as exc:
-        raise SystemExit(f"promem train sft: {path}: {exc}") from None
+    return common.load_recipe(SFTRecipe, NAME, path, **overrides)
 
 
 # -- tokenisation -----------------------------------------------------------------------------
+BASE_WAY_OUT = "`promem train sft --base DIR`, or base_model in the recipe YAML"
+
+
 def load_tokenizer(base: str):
     from transformers import AutoTokenizer
 
+    from core.providers.hub import hub_weights
     from core.providers.llm_transformers import CHATML_TEMPLATE
 
-    tok = AutoTokenizer.from_pretrained(base)
+    with hub_weights(base, "base model", BASE_WAY_OUT, TrainingError):
+        tok = AutoTokenizer.from_pretrained(base)
     if not tok.chat_template:
         tok.chat_template = CHATML_TEMPLATE  # the transformers backend falls back to the same template
     if tok.pad_token_id is None:
@@ -257,13 +257,13 @@ def load_checkpoint(ck: Path, peft_model, opt, sched, fingerprint: str) -> tuple
 
     state = torch.load(ck / STATE_FILE, map_location="cpu", weights_only=False)
     if state.get("fingerprint") != fingerprint:
-        raise SystemExit(f"promem train sft: checkpoint {ck} was made with other data or another recipe; "
-                         f"rerun with --fresh to start over (or use another --out)")
+        raise TrainingError(f"checkpoint {ck} was made with other data or another recipe; "
+                            f"rerun with --fresh to start over (or use another --out)")
     device = next(peft_model.parameters()).device
     weights = load_file(str(ck / "adapter_model.safetensors"), device=str(device))
     result = set_peft_model_state_dict(peft_model, weights)
     if getattr(result, "unexpected_keys", None):
-        raise SystemExit(f"promem train sft: checkpoint {ck} does not fit this model: {result.unexpected_keys[:3]}")
+        raise TrainingError(f"checkpoint {ck} does not fit this model: {result.unexpected_keys[:3]}")
     opt.load_state_dict(state["optimizer"])
     sched.load_state_dict(state["scheduler"])
     torch.set_rng_state(state["rng_cpu"])
@@ -285,11 +285,11 @@ def build_model(recipe: SFTRecipe, device):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
+    from core.providers.hub import hub_weights
+
     bf16 = recipe.dtype == "bf16" or (recipe.dtype == "auto" and device.type == "cuda")
-    try:
+    with hub_weights(recipe.base_model, "base model", BASE_WAY_OUT, TrainingError):
         base = AutoModelForCausalLM.from_pretrained(recipe.base_model, dtype=torch.bfloat16 if bf16 else torch.float32)
-    except (OSError, ValueError) as exc:
-        raise SystemExit(f"promem train sft: cannot load base model {recipe.base_model!r}: {exc}") from None
     base.config.use_cache = False
     if recipe.gradient_checkpointing:
         base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -377,27 +377,17 @@ def train(rows: Sequence[dict], recipe: SFTRecipe, out_dir: str | Path, tokenize
     bar.close()
     model.eval()
     k = max(1, min(5, len(losses) // 5 or 1))
-    meta = {
-        "kind": "lora-sft-reasoner",
-        "base_model": recipe.base_model,
-        "dtype": dtype,
-        "device": str(dist.device),
-        "world_size": dist.world,
-        "examples": len(rows),
-        "steps": step,
-        "total_steps": total,
-        "complete": step >= total,
-        "resumed_from": resumed_from,
-        "loss_first": round(sum(losses[:k]) / k, 4) if losses else None,
-        "loss_last": round(sum(losses[-k:]) / k, 4) if losses else None,
-        "losses": losses,
-        "train_seconds": round(time.perf_counter() - t0, 1),
-        "fingerprint": fp,
-        "recipe": recipe.model_dump(),
-    }
+    meta = ArtifactMeta(
+        kind="sft-adapter", version=ADAPTER_VERSION, base=recipe.base_model,
+        seconds=round(time.perf_counter() - t0, 1), recipe=recipe.model_dump(),
+        metrics={"dtype": dtype, "device": str(dist.device), "world_size": dist.world, "examples": len(rows),
+                 "steps": step, "total_steps": total, "complete": step >= total, "resumed_from": resumed_from,
+                 "loss_first": round(sum(losses[:k]) / k, 4) if losses else None,
+                 "loss_last": round(sum(losses[-k:]) / k, 4) if losses else None,
+                 "losses": losses, "fingerprint": fp})
     if dist.main and step >= total:
         model.save_pretrained(out)  # adapter_config.json + adapter_model.safetensors
-        atomic_write_json(out / "train_meta.json", meta)
+        write_meta(out, meta)
     dist.barrier()
     dist.close()
     return meta, model
@@ -429,7 +419,7 @@ def prepare_rows(instances: Sequence[Instance], recipe: SFTRecipe, cfg, tokenize
         deadline = time.time() + 3600
         while not (path.is_file() and _examples_key(path) == key):
             if time.time() > deadline:
-                raise SystemExit(f"promem train sft: rank {rank}: {path} did not appear")
+                raise TrainingError(f"rank {rank}: {path} did not appear")
             time.sleep(2)
     rows, dropped = [], 0
     for no, obj in iter_jsonl(path):
@@ -454,10 +444,7 @@ def _examples_key(path: Path) -> Optional[str]:
 
 
 def add_args(p) -> None:
-    p.add_argument("--data", help="CPMBench train instances (default: cfg.training.train_data)")
-    p.add_argument("--recipe", dest="recipe_path", default=str(DEFAULT_RECIPE),
-                   help="recipe YAML (training/configs/sft.yaml; sft_tiny.yaml for CPU tests)")
-    p.add_argument("-o", "--out", help="adapter folder (default: <cfg.training.artifacts>/sft-adapter)")
+    common.add_common_args(p, NAME, "sft-adapter")
     p.add_argument("--base", help="override the recipe's base_model (a hub id or local folder)")
     p.add_argument("--past", choices=["gold", "retrieval"], help="override how the past events are chosen")
     p.add_argument("--epochs", type=float, help="override the recipe's epochs")
@@ -469,22 +456,11 @@ def add_args(p) -> None:
 
 
 def run(args, cfg) -> int:
-    data = resolve_path(args.data or cfg.training.train_data)
-    if not data.is_file():
-        print(f"promem train sft: no training data at {data}; make it with "
-              f"`promem bench generate --split train --n 400 -o {data}`", file=sys.stderr)
-        return 2
-    good, bad = read_records(data, Instance)
-    for err in bad:
-        log.warning("skipping %s", err)
-    if not good:
-        print(f"promem train sft: {data} holds no valid instances", file=sys.stderr)
-        return 2
+    instances = data.load_instances(common.data_path(args, cfg))
     recipe = load_recipe(args.recipe_path, base_model=args.base, past=args.past, epochs=args.epochs,
                          max_instances=args.max_instances)
-    limit = recipe.max_instances or cfg.training.train_instances
-    instances = [inst for _, inst in good][:limit]
-    out = resolve_path(args.out) if args.out else resolve_path(cfg.training.artifacts) / "sft-adapter"
+    instances = instances[:recipe.max_instances or cfg.training.train_instances]
+    out = common.out_path(args, cfg, "sft-adapter")
     mcfg = cfg
     if recipe.past == "retrieval" and recipe.memory_profile:
         from core.config import ConfigError, load_config
@@ -492,30 +468,24 @@ def run(args, cfg) -> int:
         try:
             mcfg = load_config(resolve_path(recipe.memory_profile))
         except ConfigError as exc:
-            print(f"promem train sft: memory_profile: {exc}", file=sys.stderr)
-            return 2
-    try:
-        tok = load_tokenizer(recipe.base_model)
-    except (OSError, ValueError) as exc:
-        print(f"promem train sft: cannot load the tokenizer of {recipe.base_model!r}: {exc}", file=sys.stderr)
-        return 2
+            raise TrainingError(f"memory_profile: {exc}") from None
+    tok = load_tokenizer(recipe.base_model)
     try:
         rows, dropped = prepare_rows(instances, recipe, mcfg, tok, out)
     except OSError as exc:  # e.g. memory artifacts that are not trained yet
-        print(f"promem train sft: cannot build the examples: {exc}", file=sys.stderr)
-        return 2
+        raise TrainingError(f"cannot build the examples: {exc}") from None
     if args.prepare_only:
         print(f"sft: {len(rows)} examples ({dropped} longer than max_length) in {out / 'examples.jsonl'}")
         return 0
     if not rows:
-        print(f"promem train sft: no example fits max_length={recipe.max_length}", file=sys.stderr)
-        return 2
+        raise TrainingError(f"no example fits max_length={recipe.max_length}")
     meta, _ = train(rows, recipe, out, tok, stop_after=args.stop_after, fresh=args.fresh)
     if int(os.environ.get("RANK", "0")) == 0:
-        state = "saved adapter to" if meta["complete"] else "stopped early; rerun to continue; checkpoint in"
-        print(f"sft: {meta['examples']} examples ({dropped} too long), {meta['steps']}/{meta['total_steps']} steps "
-              f"on {meta['device']} x{meta['world_size']} ({meta['dtype']}), loss {meta['loss_first']} -> "
-              f"{meta['loss_last']} in {meta['train_seconds']} s; {state} {out}")
+        m = meta.metrics
+        state = "saved adapter to" if m["complete"] else "stopped early; rerun to continue; checkpoint in"
+        print(f"sft: {m['examples']} examples ({dropped} too long), {m['steps']}/{m['total_steps']} steps "
+              f"on {m['device']} x{m['world_size']} ({m['dtype']}), loss {m['loss_first']} -> "
+              f"{m['loss_last']} in {meta.seconds} s; {state} {out}")
     return 0
 
 
@@ -523,14 +493,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     """`python -m training.recipes.sft` / `torchrun ... -m training.recipes.sft`: the same as `promem train sft`."""
     import argparse
 
-    from cli.main import add_config_arg, config_from
+    from core.config import DEFAULT_CONFIG, ConfigError, load_config
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     p = argparse.ArgumentParser(prog="python -m training.recipes.sft", description=__doc__.splitlines()[0])
-    add_config_arg(p)
+    p.add_argument("-c", "--config", default=str(DEFAULT_CONFIG), help="profile YAML (default: configs/cpu.yaml)")
     add_args(p)
     args = p.parse_args(argv)
-    return run(args, config_from(args))
+    try:
+        return run(args, load_config(args.config))
+    except (ConfigError, TrainingError) as exc:
+        print(f"{p.prog}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

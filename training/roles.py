@@ -8,38 +8,13 @@ event's scenarios, so they learn how far to trust the scores on scenarios never 
 """
 from __future__ import annotations
 
-import random
 from typing import Callable, Sequence
 
 import numpy as np
 
 from core.formats import Instance
 from memory.construct.classifiers import role_scores
-
-
-def role_examples(instances: Sequence[Instance], role: str) -> list[tuple[str, int]]:
-    """Every distinct event text, 1 if it plays `role` in some instance, else 0 (ordinary events,
-    near misses and look-alike confusers included)."""
-    label: dict[str, int] = {}
-    for inst in instances:
-        if role == "opportunity":
-            marked = {inst.decision_event} if inst.variant in ("positive", "state_change") else set()
-        else:
-            marked = {getattr(it, role) for it in inst.intentions}
-        for e in inst.events:
-            label[e.text()] = max(label.get(e.text(), 0), int(e.id in marked))
-    return list(label.items())
-
-
-def scenario_folds(instances: Sequence[Instance], folds: int, seed: int) -> dict[str, int]:
-    """instance id -> fold: the scenarios shuffled with `seed` and dealt round-robin into `folds`
-    (one fold when folds < 2), so that the variants of one scenario stay together."""
-    from reasoner.gate.pairs import group_key
-
-    scenarios = sorted({group_key(i) for i in instances})
-    random.Random(seed).shuffle(scenarios)
-    fold = {s: n % max(1, folds) for n, s in enumerate(scenarios)}
-    return {i.id: fold[group_key(i)] for i in instances}
+from training.data import role_examples
 
 
 def fit_roles(instances: Sequence[Instance], vec: dict, roles: Sequence[str], C: float, seed: int) -> list:
