@@ -219,9 +219,8 @@ def now_gate(trained_gate, sample_instances, tmp_path_factory):
 
 @pytest.mark.slow
 def test_the_now_head_stays_silent_on_moments_without_content(now_gate):
+    from core.artifacts import clear_models, read_meta, write_meta
     from core.formats import Event
-    from core.jsonio import atomic_write_json
-    from reasoner.gate import model as gate_model
 
     out, now = now_gate
     trivial = [Event(id="t1", time="2026-09-18T09:00:00Z", visual="x"),
@@ -231,10 +230,9 @@ def test_the_now_head_stays_silent_on_moments_without_content(now_gate):
                             "Several people are gearing up nearby with backpacks and water bottles.",
                      audio="This loop trail looks amazing. We should definitely try it next Saturday.")
     def with_now_threshold(threshold):
-        meta = json.loads((out / "meta.json").read_text())
-        meta["now"] = {**now, "threshold": threshold}
-        atomic_write_json(out / "meta.json", meta)
-        gate_model._CACHE.clear()
+        meta = read_meta(out)
+        write_meta(out, meta.model_copy(update={"now": now.model_copy(update={"threshold": threshold})}))
+        clear_models()
 
     with_now_threshold(0.5)
     head = build_reasoner(cfg_with(gate={"path": str(out)})).scorer.model.now
