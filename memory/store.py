@@ -100,6 +100,12 @@ class IntentionRow(NamedTuple):
     resolved_by: Optional[str]
 
 
+class IntentionState(NamedTuple):
+    event_id: str  # where it formed
+    intention_id: str
+    status: str
+
+
 class EventError(NamedTuple):
     """An event stored with its raw facts only, because construction failed on it."""
 
@@ -507,6 +513,15 @@ class Store:
         q = (f"SELECT id FROM intentions WHERE user_id=? AND status IN {LIVE} "
              f"AND event_id IN ({','.join('?' * len(ids))})")
         return [r[0] for r in self.db.execute(q, [user, *ids])] if ids else []
+
+    def intention_states_at(self, user: str, event_ids: Iterable[str]) -> list[IntentionState]:
+        """The intentions that formed at these events, with their status."""
+        ids = list(dict.fromkeys(event_ids))
+        if not ids:
+            return []
+        q = (f"SELECT event_id, id, status FROM intentions WHERE user_id=? AND id IS NOT NULL "
+             f"AND event_id IN ({','.join('?' * len(ids))}) ORDER BY id")
+        return [IntentionState(*r) for r in self.db.execute(q, [user, *ids])]
 
     def live_formed_before(self, user: str, cutoff: float) -> list[tuple[str, float]]:
         """(intention id, formation time) of open or raised intentions formed before cutoff."""

@@ -58,7 +58,9 @@ class DecisionLoop:
         past = self.memory.retrieve(event)
         t_retrieve = (time.perf_counter() - t0) * 1000
         decision = self.reasoner.decide(self.persona, past, event)
-        decision = self.guard.apply(decision, past, event)
+        # Evidence whose intention the user dismissed, or that expired or resolved, stays silent.
+        closed = self.intentions.closed_at(decision.evidence) if decision.assist else {}
+        decision = self.guard.apply(decision, past, event, closed)
         decision.timing_ms = {"retrieve": round(t_retrieve, 2),
                               **{k: round(v, 2) for k, v in decision.timing_ms.items()}}
         return decision
