@@ -46,10 +46,19 @@ class IntentionsConfig(Section):
     brief_near_hours: float = Field(12.0, gt=0)  # a time window this close to the brief's moment counts as near
 
 
+class ReflectConfig(Section):
+    """Scheduled reflection over a day's events (memory/reflect.py, `promem reflect`)."""
+
+    intent_threshold: Optional[float] = Field(None, ge=0, le=1)  # None: half the linker's intent threshold
+    link_threshold: Optional[float] = Field(None, ge=0, le=1)  # state changes found after the fact; None: construction's
+    brief_cache_hours: float = Field(12.0, ge=0)  # a precomputed brief serves `promem brief` this long after its moment
+
+
 class MemoryConfig(Section):
     embedder: EmbedderConfig = EmbedderConfig()
     construction: ConstructionConfig = ConstructionConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     index: IndexConfig = IndexConfig()
     intentions: IntentionsConfig = IntentionsConfig()
+    reflect: ReflectConfig = ReflectConfig()
     store: str = "runs/memory"
