@@ -4,6 +4,7 @@ nothing, and the precomputed brief lists what was found and is served by `promem
 import dataclasses
 import json
 
+from bench.reflect_gain import deaf
 from cli.main import main
 from core.timeutil import parse_time
 from memory.api import open_memory
@@ -13,16 +14,11 @@ from memory.reflect import day_events, reflect
 
 from tests.memory.conftest import env_for
 
-UNREACHABLE = 1.01  # no probability reaches it
 
 
 def _deaf(cfg, intents=True, links=True):
     """The CPU constructor with its intention and/or state-change detection switched off."""
-    c = EncoderConstructor(cfg)
-    c.linker = dataclasses.replace(c.linker, intent_threshold=UNREACHABLE if intents else c.linker.intent_threshold)
-    if links:
-        c.threshold = UNREACHABLE
-    return c
+    return deaf(EncoderConstructor(cfg), intents, links)
 
 
 def _remember(cfg, store, user, inst, constructor):
