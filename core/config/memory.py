@@ -54,6 +54,14 @@ class ReflectConfig(Section):
     brief_cache_hours: float = Field(12.0, ge=0)  # a precomputed brief serves `promem brief` this long after its moment
 
 
+class TriggerConfig(Section):
+    """Context trigger (memory/trigger.py): per event, whether memory retrieval and the reasoner are needed."""
+
+    enabled: bool = False
+    min_content_words: int = Field(4, ge=0)  # fewer content words in caption and transcript: skipped
+    min_similarity: float = Field(0.35, ge=-1, le=1)  # cue-space cosine to the nearest open intention's event
+
+
 class MemoryConfig(Section):
     embedder: EmbedderConfig = EmbedderConfig()
     construction: ConstructionConfig = ConstructionConfig()
@@ -61,4 +69,5 @@ class MemoryConfig(Section):
     index: IndexConfig = IndexConfig()
     intentions: IntentionsConfig = IntentionsConfig()
     reflect: ReflectConfig = ReflectConfig()
+    trigger: TriggerConfig = TriggerConfig()
     store: str = "runs/memory"
