@@ -4,8 +4,8 @@ Online construction sees each event once, with only a few earlier events to comp
 whole day at hand, reflection (CPU profile: the trained linker of memory/construct) asks two questions:
 
 - Which events formed a delayed intention that was not stored? An event with none stored whose intent
-  score reaches memory.reflect.intent_threshold (default: half the linker's online threshold) is
-  stored as one; when a later event of the day already shows it done (the pair model's state change),
+  score reaches memory.reflect.intent_threshold (default: the linker's online threshold; lower finds
+  more formations at a lower precision - bench/reflect_gain.py measures it) is stored as one; when a later event of the day already shows it done (the pair model's state change),
   it is stored resolved by that event, so nothing is raised that the day settled.
 - Which live intentions did the day resolve? Each event of the day is compared, by the linker's pair
   model, with its m most similar earlier events among the day's and those where a live intention
@@ -61,7 +61,7 @@ def day_events(store: Store, user: str, day: date) -> list[Event]:
 def thresholds(cfg, linker) -> tuple[float, float]:
     """(intent, link) thresholds of reflection."""
     r, c = cfg.memory.reflect, cfg.memory.construction
-    intent = r.intent_threshold if r.intent_threshold is not None else linker.intent_threshold / 2
+    intent = r.intent_threshold if r.intent_threshold is not None else linker.intent_threshold
     link = r.link_threshold if r.link_threshold is not None else (
         c.link_threshold if c.link_threshold is not None else linker.threshold)
     return intent, link
@@ -128,7 +128,8 @@ def reflect(cfg, store: Store, user: str, day: date, linker=None) -> ReflectRepo
     events = day_events(store, user, day)
     intent_t, link_t = thresholds(cfg, linker)
     ints, links = find(store, user, events, linker, intent_t, link_t, c.link_candidates)
-    n_int, n_link = store.add_found(user, ints, links)
+    added = store.add_found(user, ints, links)
+    n_int, n_link = added.intentions, added.links
     if n_int or n_link:
         log.info("reflection on %s for user %r: %d intention(s) and %d state change(s) found after the fact",
                  day, user, n_int, n_link)

@@ -121,6 +121,11 @@ class FoundLink(NamedTuple):
     score: float
 
 
+class Added(NamedTuple):
+    intentions: int
+    links: int
+
+
 class CachedBrief(NamedTuple):
     at: float  # the moment it was computed for (unix seconds)
     budget: int
@@ -358,9 +363,9 @@ class Store:
                         (user, d.id, "open", event.id, ts, "event"))
         return True
 
-    def add_found(self, user: str, intentions: list[FoundIntention], links: list[FoundLink]) -> tuple[int, int]:
+    def add_found(self, user: str, intentions: list[FoundIntention], links: list[FoundLink]) -> Added:
         """Intentions and state-change links found after the fact (reflection) for stored events, in one
-        transaction; each only once (a rerun adds nothing). Returns (intentions added, links added)."""
+        transaction; each only once (a rerun adds nothing). Returns how many of each were new."""
         n_int = n_link = 0
         with self.db:
             for f in intentions:
@@ -380,7 +385,7 @@ class Store:
                     continue
                 self._link(user, NewLink(f.src_event, "state_change", f.score), f.dst_event, row[0])
                 n_link += 1
-        return n_int, n_link
+        return Added(n_int, n_link)
 
     # -- the precomputed brief (memory/reflect.py) ----------------------------------------------
     def intention_state(self, user: str) -> str:

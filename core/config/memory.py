@@ -49,7 +49,7 @@ class IntentionsConfig(Section):
 class ReflectConfig(Section):
     """Scheduled reflection over a day's events (memory/reflect.py, `promem reflect`)."""
 
-    intent_threshold: Optional[float] = Field(None, ge=0, le=1)  # None: half the linker's intent threshold
+    intent_threshold: Optional[float] = Field(None, ge=0, le=1)  # None: the linker's own (the online one)
     link_threshold: Optional[float] = Field(None, ge=0, le=1)  # state changes found after the fact; None: construction's
     brief_cache_hours: float = Field(12.0, ge=0)  # a precomputed brief serves `promem brief` this long after its moment
 
