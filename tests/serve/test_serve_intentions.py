@@ -189,3 +189,20 @@ def test_a_dismissed_intention_stays_silent_at_later_opportunities(serve_cfg, tm
         httpx.post(bob + "/events", json=DECLINE, timeout=120).raise_for_status()
         d = httpx.post(bob + "/events", json=LATER, timeout=120).json()
         assert d["assist"] is False and "is dismissed (its record)" in d["guard"]
+
+
+def test_context_trigger_skips_memory_and_reasoner_at_an_empty_moment(serve_cfg, tmp_path):
+    """With memory.trigger.enabled the service answers a moment that says too little with silence and
+    the trigger's reason, and still decides at a moment that resembles an open intention."""
+    from serve.app import create_app
+
+    cfg = eager(serve_cfg)
+    cfg.memory.trigger.enabled = True
+    seed(cfg, tmp_path, "alice", FORMED[:1])
+    small = {"id": "s1", "time": "2026-03-06T17:00:00+01:00", "visual": "A door."}
+    with LiveServer(create_app(cfg, tmp_path)) as srv:
+        url = srv.url + "/v1/users/alice"
+        d = httpx.post(url + "/events", json=small, timeout=120).json()
+        assert d["assist"] is False and d["retrieved"] == [] and "content word" in d["trigger"]
+        d = httpx.post(url + "/events", json=AT_SHOP, timeout=120).json()
+        assert "trigger" not in d and d["assist"] is True and d["evidence"] == ["f1"]
