@@ -123,7 +123,10 @@ class Decider:
         t1 = time.perf_counter()
         timing = dict(self.system.last_timing or {"retrieve": round((t1 - t0) * 1000, 2)})
         ids = [r.event.id for r in recalled]
-        if self.reasoner is None:
+        skipped = getattr(self.system, "last_trigger", None)  # the context trigger (memory/trigger.py)
+        if skipped:
+            decision = Decision(event_id=current.id, assist=False, retrieved=[], trigger=skipped)
+        elif self.reasoner is None:
             decision = Decision(event_id=current.id, assist=False, retrieved=ids, retrieval_only=True)
         else:
             decision = self.reasoner.decide(instance.persona, recalled, current)

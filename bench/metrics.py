@@ -126,6 +126,8 @@ def _cost(decisions: Iterable[Any]) -> dict[str, Any]:
         "LLM-call-share": _pct(sum(llm), len(llm)),
         "context_tokens_mean": round(sum(toks) / len(toks), 1) if toks else None,
         "context_tokens_total": int(sum(toks)) if toks else None,
+        # moments the context trigger (memory.trigger.enabled) answered with silence, skipping memory and reasoner
+        "trigger_skip_share": _pct(sum(1 for d in decisions if _get(d, "trigger")), len(decisions)),
     }
 
 

@@ -15,7 +15,7 @@ import sys
 import cli
 from core.config import DEFAULT_CONFIG, ConfigError, load_config
 
-ORDER = ["demo", "sample_clips", "perceive", "remember", "recall", "intentions", "brief", "decide", "run", "train",
+ORDER = ["demo", "sample_clips", "perceive", "remember", "recall", "intentions", "brief", "reflect", "decide", "run", "train",
          "serve", "bench"]
 
 

@@ -136,6 +136,7 @@ class Decision(_Open):
     guard: Optional[str] = None  # why the over-proactivity guard silenced or narrowed the decision
     suppressed_message: Optional[str] = None  # the message the guard kept back
     retrieval_only: Optional[bool] = None  # the bench asked no reasoner, only the memory
+    trigger: Optional[str] = None  # why the context trigger skipped memory and the reasoner at this event
 
     @model_validator(mode="after")
     def _message_iff_assist(self) -> "Decision":
@@ -150,7 +151,8 @@ class Decision(_Open):
 
 
 DIAGNOSTICS = frozenset(("llm_called", "context_tokens", "gate_score", "now_score", "resolved", "error",
-                         "raw_output", "reasoning", "guard", "suppressed_message", "retrieval_only"))
+                         "raw_output", "reasoning", "guard", "suppressed_message", "retrieval_only",
+                         "trigger"))
 
 
 class Profile(_Open):

@@ -54,6 +54,7 @@ class Brief(BaseModel):
     tokens: int  # estimated tokens of the lines kept
     items: list[BriefItem]
     omitted: int  # relevant intentions left out by the budget
+    computed_at: Optional[str] = None  # set on a brief precomputed by reflection: when it was computed
 
 
 def estimate_tokens(text: str) -> int:
@@ -132,10 +133,19 @@ def render(brief: Brief) -> str:
 
 
 def brief_from_store(store, user: str, cfg, at: datetime, location: Optional[str] = None,
-                     budget: Optional[int] = None) -> Brief:
-    """The brief of `user` in a memory store (memory/store.py), with the config's horizon and defaults."""
+                     budget: Optional[int] = None, use_cache: bool = True) -> Brief:
+    """The brief of `user` in a memory store (memory/store.py), with the config's horizon and defaults.
+    The one precomputed by reflection is returned instead when it still holds: no location asked,
+    the same budget, `at` from its moment to memory.reflect.brief_cache_hours later, and the
+    intentions unchanged since it was computed."""
     from memory.intentions import expire_hours
 
     c = cfg.memory.intentions
-    return build_brief(user, store.intention_records(user), at, location, budget or c.brief_tokens,
+    budget = budget or c.brief_tokens
+    cached = store.get_brief(user) if use_cache and location is None else None
+    if (cached is not None and cached.budget == budget
+            and 0 <= at.timestamp() - cached.at <= cfg.memory.reflect.brief_cache_hours * 3600
+            and cached.state == store.intention_state(user)):
+        return Brief.model_validate_json(cached.json)
+    return build_brief(user, store.intention_records(user), at, location, budget,
                        c.brief_near_hours, expire_hours(cfg))

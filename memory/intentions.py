@@ -194,6 +194,15 @@ class IntentionBook:
                     for i, formed in self.store.live_formed_before(self.user, ts - self.expire_s)]
         return self.store.transition(self.user, changes)
 
+    def closed_at(self, event_ids: Sequence[str]) -> dict[str, str]:
+        """Event id -> why raising it is out of the question: every intention formed at that event is
+        dismissed, expired or resolved (an event with a live intention, or none, is not listed)."""
+        by_event: dict[str, list] = {}
+        for row in self.store.intention_states_at(self.user, event_ids):
+            by_event.setdefault(row.event_id, []).append(row)
+        return {e: "; ".join(f"intention {r.intention_id} from {e} is {r.status} (its record)" for r in rows)
+                for e, rows in by_event.items() if all(r.status not in LIVE for r in rows)}
+
     def dismiss(self, intention_id: str, at: Optional[float] = None) -> Optional[IntentionRecord]:
         """A user's "no thanks" through the API; None when this user has no such intention."""
         if self.get(intention_id) is None:

@@ -54,6 +54,9 @@ CREATE TABLE IF NOT EXISTS intention_transitions (
     event_id TEXT NOT NULL, ts REAL NOT NULL, source TEXT NOT NULL,
     PRIMARY KEY (user_id, intention_id, state, event_id));
 CREATE INDEX IF NOT EXISTS transitions_event ON intention_transitions (user_id, state, ts);
+-- the next brief, precomputed by reflection (memory/reflect.py); state: the intentions it was computed from
+CREATE TABLE IF NOT EXISTS briefs (user_id TEXT PRIMARY KEY, at REAL NOT NULL, budget INTEGER NOT NULL,
+    state TEXT NOT NULL, computed REAL NOT NULL, json TEXT NOT NULL);
 """
 # Columns of an intention record, added to stores made before records existed (on open, by a writer).
 INTENTION_COLUMNS = (("id", "TEXT"), ("gist", "TEXT"), ("trigger", "TEXT"), ("for_whom", "TEXT"),
@@ -98,6 +101,37 @@ class IntentionRow(NamedTuple):
     score: float
     status: str  # "open" | "raised" | "resolved" | "expired" | "dismissed"
     resolved_by: Optional[str]
+
+
+class IntentionState(NamedTuple):
+    event_id: str  # where it formed
+    intention_id: str
+    status: str
+
+
+class FoundIntention(NamedTuple):
+    event_id: str  # a stored event where an intention formed
+    text: str
+    score: float
+
+
+class FoundLink(NamedTuple):
+    src_event: str  # an intention's formation event
+    dst_event: str  # the later stored event that changed its state
+    score: float
+
+
+class Added(NamedTuple):
+    intentions: int
+    links: int
+
+
+class CachedBrief(NamedTuple):
+    at: float  # the moment it was computed for (unix seconds)
+    budget: int
+    state: str  # Store.intention_state when computed
+    computed: float  # when it was computed (unix seconds)
+    json: str  # the Brief
 
 
 class EventError(NamedTuple):
@@ -298,27 +332,98 @@ class Store:
                         ins.cue_ids.append(c.lastrowid)
                         ins.cue_vecs.append(cue.vec)
                 for ln in b.links:
-                    self.db.execute("INSERT OR REPLACE INTO links VALUES (?,?,?,?,?)",
-                                    (user, ln.src_event, b.event.id, ln.kind, ln.score))
-                    if ln.kind == "state_change":
-                        ids = [r[0] for r in self.db.execute(
-                            f"SELECT id FROM intentions WHERE user_id=? AND event_id=? AND status IN {LIVE}",
-                            (user, ln.src_event))]
-                        self.db.execute(f"UPDATE intentions SET resolved_by=? WHERE user_id=? AND event_id=? "
-                                        f"AND status IN {LIVE}", (b.event.id, user, ln.src_event))
-                        self._transition([Change(intention_id=i, state="resolved", event_id=b.event.id, ts=b.ts)
-                                          for i in ids], user)
+                    self._link(user, ln, b.event.id, b.ts)
                 windows = [(c.start_ts, c.end_ts, c.text) for c in b.cues if c.kind == "time"]
                 for text, score in b.intentions:
-                    cur = self.db.execute("INSERT OR IGNORE INTO intentions (user_id, event_id, text, score) "
-                                          "VALUES (?,?,?,?)", (user, b.event.id, text, score))
-                    if cur.rowcount:
-                        d = derive(user, b.event, text, windows)
-                        self._set_record(user, b.event.id, text, d, b.ts)
-                        self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
-                                        (user, d.id, "open", b.event.id, b.ts, "event"))
+                    self._intention(user, b.event, b.ts, text, score, windows)
                 out.append(ins)
         return out
+
+    def _link(self, user: str, ln: NewLink, dst_event: str, dst_ts: float) -> None:
+        """Store a link to `dst_event`; a state change resolves the live intentions formed at its source."""
+        self.db.execute("INSERT OR REPLACE INTO links VALUES (?,?,?,?,?)",
+                        (user, ln.src_event, dst_event, ln.kind, ln.score))
+        if ln.kind == "state_change":
+            ids = [r[0] for r in self.db.execute(
+                f"SELECT id FROM intentions WHERE user_id=? AND event_id=? AND status IN {LIVE}", (user, ln.src_event))]
+            self.db.execute(f"UPDATE intentions SET resolved_by=? WHERE user_id=? AND event_id=? "
+                            f"AND status IN {LIVE}", (dst_event, user, ln.src_event))
+            self._transition([Change(intention_id=i, state="resolved", event_id=dst_event, ts=dst_ts)
+                              for i in ids], user)
+
+    def _intention(self, user: str, event: Event, ts: float, text: str, score: float, windows) -> bool:
+        """Store an intention formed at `event` with its record and "open" transition; False if already stored."""
+        cur = self.db.execute("INSERT OR IGNORE INTO intentions (user_id, event_id, text, score) "
+                              "VALUES (?,?,?,?)", (user, event.id, text, score))
+        if not cur.rowcount:
+            return False
+        d = derive(user, event, text, windows)
+        self._set_record(user, event.id, text, d, ts)
+        self.db.execute("INSERT OR IGNORE INTO intention_transitions VALUES (?,?,?,?,?,?)",
+                        (user, d.id, "open", event.id, ts, "event"))
+        return True
+
+    def add_found(self, user: str, intentions: list[FoundIntention], links: list[FoundLink]) -> Added:
+        """Intentions and state-change links found after the fact (reflection) for stored events, in one
+        transaction; each only once (a rerun adds nothing). Returns how many of each were new."""
+        n_int = n_link = 0
+        with self.db:
+            for f in intentions:
+                row = self.db.execute("SELECT json, ts FROM events WHERE user_id=? AND id=?",
+                                      (user, f.event_id)).fetchone()
+                if row is None:
+                    continue
+                windows = self.db.execute("SELECT start_ts, end_ts, text FROM cues WHERE user_id=? AND event_id=? "
+                                          "AND kind='time'", (user, f.event_id)).fetchall()
+                event = Event.model_validate(json.loads(row[0]))
+                n_int += self._intention(user, event, row[1], f.text, f.score, windows)
+            for f in links:
+                have = self.db.execute("SELECT kind FROM links WHERE user_id=? AND src_event=? AND dst_event=?",
+                                       (user, f.src_event, f.dst_event)).fetchone()
+                row = self.db.execute("SELECT ts FROM events WHERE user_id=? AND id=?", (user, f.dst_event)).fetchone()
+                if row is None or (have and have[0] == "state_change"):
+                    continue
+                self._link(user, NewLink(f.src_event, "state_change", f.score), f.dst_event, row[0])
+                n_link += 1
+        return Added(n_int, n_link)
+
+    # -- the precomputed brief (memory/reflect.py) ----------------------------------------------
+    def intention_state(self, user: str) -> str:
+        """Changes whenever this user's intentions or their transitions do."""
+        n, = self.db.execute("SELECT COUNT(*) FROM intentions WHERE user_id=?", (user,)).fetchone()
+        t, last = self.db.execute("SELECT COUNT(*), MAX(rowid) FROM intention_transitions WHERE user_id=?",
+                                  (user,)).fetchone()
+        return f"{n}:{t}:{last}"
+
+    def put_brief(self, user: str, at: float, budget: int, state: str, computed: float, raw: str) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO briefs VALUES (?,?,?,?,?,?)",
+                            (user, at, budget, state, computed, raw))
+
+    def get_brief(self, user: str) -> Optional[CachedBrief]:
+        try:
+            row = self.db.execute("SELECT at, budget, state, computed, json FROM briefs WHERE user_id=?",
+                                  (user,)).fetchone()
+        except sqlite3.OperationalError:  # a store made before precomputed briefs, opened read-only
+            return None
+        return CachedBrief(*row) if row else None
+
+    def latest_event(self, user: str) -> Optional[Event]:
+        row = self.db.execute("SELECT json FROM events WHERE user_id=? ORDER BY ts DESC, seq DESC LIMIT 1",
+                              (user,)).fetchone()
+        return Event.model_validate(json.loads(row[0])) if row else None
+
+    def events_between(self, user: str, lo: float, hi: float) -> list[Event]:
+        """This user's stored events with lo <= time < hi, in time order."""
+        rows = self.db.execute("SELECT json FROM events WHERE user_id=? AND ts>=? AND ts<? ORDER BY ts, seq",
+                               (user, lo, hi)).fetchall()
+        return [Event.model_validate(json.loads(r[0])) for r in rows]
+
+    def live_intentions_before(self, user: str, before: float) -> list[IntentionState]:
+        """Open or raised intentions formed before `before`."""
+        q = (f"SELECT event_id, id, status FROM intentions WHERE user_id=? AND id IS NOT NULL AND status IN {LIVE} "
+             f"AND formed_ts<? ORDER BY formed_ts, id")
+        return [IntentionState(*r) for r in self.db.execute(q, (user, before))]
 
     def delete_event(self, user: str, event_id: str) -> bool:
         """Forget one event of this user and everything derived from it (facts, cues, their vectors,
@@ -507,6 +612,15 @@ class Store:
         q = (f"SELECT id FROM intentions WHERE user_id=? AND status IN {LIVE} "
              f"AND event_id IN ({','.join('?' * len(ids))})")
         return [r[0] for r in self.db.execute(q, [user, *ids])] if ids else []
+
+    def intention_states_at(self, user: str, event_ids: Iterable[str]) -> list[IntentionState]:
+        """The intentions that formed at these events, with their status."""
+        ids = list(dict.fromkeys(event_ids))
+        if not ids:
+            return []
+        q = (f"SELECT event_id, id, status FROM intentions WHERE user_id=? AND id IS NOT NULL "
+             f"AND event_id IN ({','.join('?' * len(ids))}) ORDER BY id")
+        return [IntentionState(*r) for r in self.db.execute(q, [user, *ids])]
 
     def live_formed_before(self, user: str, cutoff: float) -> list[tuple[str, float]]:
         """(intention id, formation time) of open or raised intentions formed before cutoff."""

@@ -3,7 +3,9 @@
 An intention is keyed by the event it formed at (a decision's evidence). Once raised it is
 parked: it is not raised again within cfg.reasoner.cooldown_hours, and after that only if
 something new about it was recorded since (a "development" link after the raise). A state
-change resolves it for good, and an intention older than intention_ttl_hours expires. An assist
+change resolves it for good, and an intention older than intention_ttl_hours expires. The caller
+may also name evidence whose intention record (memory/intentions.py) is closed - dismissed by the
+user, expired or resolved - and that evidence is silenced whatever this state says. An assist
 with no recalled event as evidence is keyed by its message instead, under the same cooldown. The
 state is a small JSON file in the store, so a rerun keeps it.
 
@@ -20,7 +22,7 @@ import logging
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from core.formats import Decision, Event
 from core.jsonio import append_jsonl, atomic_write_json
@@ -85,8 +87,11 @@ class Guard:
                         t.developments = devs + [times[link.event_id]]
                         self.changed = True
 
-    def blocked(self, event: Event, now: Event) -> Optional[str]:
-        """Why raising the intention formed at `event` now would be over-proactive, or None."""
+    def blocked(self, event: Event, now: Event, closed: Optional[Mapping[str, str]] = None) -> Optional[str]:
+        """Why raising the intention formed at `event` now would be over-proactive, or None.
+        closed: event id -> why its intention record is closed (the records outrank this state)."""
+        if closed and event.id in closed:
+            return closed[event.id]
         age = (now.dt - event.dt).total_seconds()
         if age > self.ttl_s:
             return f"intention from {event.id} expired ({age / 3600:.0f} h old)"
@@ -103,8 +108,10 @@ class Guard:
             return f"intention from {event.id} already raised; waiting for a state change or expiry"
         return None
 
-    def apply(self, decision: Decision, past: Sequence[Recalled], current: Event) -> Decision:
-        """Pass the decision through, silenced (with a "guard" key) when every evidence is blocked."""
+    def apply(self, decision: Decision, past: Sequence[Recalled], current: Event,
+              closed: Optional[Mapping[str, str]] = None) -> Decision:
+        """Pass the decision through, silenced (with a "guard" key) when every evidence is blocked.
+        closed: evidence event id -> why its intention record is closed; that evidence is blocked."""
         self.observe(past)
         if not decision.assist:
             return decision
@@ -112,7 +119,7 @@ class Guard:
         evidence = [by_id[e] for e in decision.evidence if e in by_id]
         if not evidence:
             return self._apply_unkeyed(decision, current)
-        reasons = {e.id: self.blocked(e, current) for e in evidence}
+        reasons = {e.id: self.blocked(e, current, closed) for e in evidence}
         open_ = [e for e in evidence if reasons[e.id] is None]
         if not open_:
             why = "; ".join(r for r in reasons.values() if r)

@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Optional
 
 from core.formats import Decision, Event, Profile
 from core.jsonio import LineError, iter_jsonl
+from memory.trigger import check as trigger_check
 from memory.intentions import IntentionBook
 from reasoner.guard import Guard
 
@@ -55,10 +56,18 @@ class DecisionLoop:
     def step(self, event: Event) -> Decision:
         """Decide at `event` from memory of the past (the event itself is remembered afterwards)."""
         t0 = time.perf_counter()
-        past = self.memory.retrieve(event)
+        vectors = None
+        if self.cfg.memory.trigger.enabled:
+            verdict, vectors = trigger_check(self.memory, event)
+            if not verdict.needed:  # nothing pending resembles this moment: no retrieval, no reasoner
+                ms = round((time.perf_counter() - t0) * 1000, 2)
+                return Decision(event_id=event.id, assist=False, trigger=verdict.reason, timing_ms={"trigger": ms})
+        past = self.memory.retrieve(event, vectors=vectors)
         t_retrieve = (time.perf_counter() - t0) * 1000
         decision = self.reasoner.decide(self.persona, past, event)
-        decision = self.guard.apply(decision, past, event)
+        # Evidence whose intention the user dismissed, or that expired or resolved, stays silent.
+        closed = self.intentions.closed_at(decision.evidence) if decision.assist else {}
+        decision = self.guard.apply(decision, past, event, closed)
         decision.timing_ms = {"retrieve": round(t_retrieve, 2),
                               **{k: round(v, 2) for k, v in decision.timing_ms.items()}}
         return decision

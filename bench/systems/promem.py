@@ -17,15 +17,24 @@ class ProMem:
         self.cfg = cfg
         self.open_memory = open_memory
         self.last_timing: dict[str, float] = {}
+        self.last_trigger: str | None = None  # why the context trigger skipped the last decision moment
 
     def recall(self, instance: Instance, past: Sequence[Event], current: Event) -> list[Recalled]:
         # user_id = instance id: each timeline is its own user, so no memory leaks between them.
         t0 = time.perf_counter()
         memory = self.open_memory(self.cfg, None, user_id=instance.id)
+        self.last_trigger = None
         try:
             memory.add_many(list(past))
             t1 = time.perf_counter()
-            recalled = list(memory.retrieve(current))
+            vectors = None
+            if self.cfg.memory.trigger.enabled:
+                from memory.trigger import check
+
+                verdict, vectors = check(memory, current)
+                if not verdict.needed:
+                    self.last_trigger = verdict.reason
+            recalled = [] if self.last_trigger else list(memory.retrieve(current, vectors=vectors))
             t2 = time.perf_counter()
         finally:
             memory.close()

@@ -46,10 +46,28 @@ class IntentionsConfig(Section):
     brief_near_hours: float = Field(12.0, gt=0)  # a time window this close to the brief's moment counts as near
 
 
+class ReflectConfig(Section):
+    """Scheduled reflection over a day's events (memory/reflect.py, `promem reflect`)."""
+
+    intent_threshold: Optional[float] = Field(None, ge=0, le=1)  # None: the linker's own (the online one)
+    link_threshold: Optional[float] = Field(None, ge=0, le=1)  # state changes found after the fact; None: construction's
+    brief_cache_hours: float = Field(12.0, ge=0)  # a precomputed brief serves `promem brief` this long after its moment
+
+
+class TriggerConfig(Section):
+    """Context trigger (memory/trigger.py): per event, whether memory retrieval and the reasoner are needed."""
+
+    enabled: bool = False
+    min_content_words: int = Field(4, ge=0)  # fewer content words in caption and transcript: skipped
+    min_similarity: float = Field(0.35, ge=-1, le=1)  # cue-space cosine to the nearest open intention's event
+
+
 class MemoryConfig(Section):
     embedder: EmbedderConfig = EmbedderConfig()
     construction: ConstructionConfig = ConstructionConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     index: IndexConfig = IndexConfig()
     intentions: IntentionsConfig = IntentionsConfig()
+    reflect: ReflectConfig = ReflectConfig()
+    trigger: TriggerConfig = TriggerConfig()
     store: str = "runs/memory"

@@ -336,3 +336,20 @@ def test_cli_brief_text_and_json(tmp_path, capsys):
     assert [i["gist"] for i in json.loads(capsys.readouterr().out)["items"]] == ["water tomatoes"]
     assert main(argv[:-2] + ["--at", "yesterday"]) == 2
     assert "--at" in capsys.readouterr().err
+
+
+def test_closed_at_names_only_events_whose_intentions_are_all_closed():
+    store = Store(None)
+    try:
+        store.write("u1", [_formed(), _formed("e2", "2026-03-02T09:00:00+01:00", seed=1)])
+        book = IntentionBook(store, "u1")
+        first = next(r for r in book.records() if r.evidence[0] == "e1")
+        assert book.closed_at(["e1", "e2", "nope"]) == {}
+        book.dismiss(first.id, at=parse_time("2026-03-03T08:00:00+01:00").timestamp())
+        assert book.closed_at(["e1", "e2"]) == {"e1": f"intention {first.id} from e1 is dismissed (its record)"}
+        bought = _built("e7", "2026-03-06T18:00:00+01:00", links=[NewLink("e2", "state_change", 0.9)])
+        store.write("u1", [bought])
+        assert "is resolved (its record)" in book.closed_at(["e2"])["e2"]
+        assert IntentionBook(store, "u2").closed_at(["e1"]) == {}  # another user's records
+    finally:
+        store.close()

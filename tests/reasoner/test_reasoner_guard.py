@@ -114,3 +114,18 @@ def test_a_decision_lost_after_the_guard_saved_it_is_recorded_on_reopen(tmp_path
     assert [json.loads(line) for line in decisions.read_text().splitlines()] == [row]
     assert again.recover(decisions, {"e10"}) is None  # complete: nothing appended twice
     assert Guard(12, 168, path).recover(tmp_path / "other.jsonl", set()) is None  # another log is not this one's
+
+
+def test_closed_intention_record_silences_its_evidence(tmp_path):
+    g = Guard(cooldown_hours=1, ttl_hours=168, path=tmp_path / "guard.json")
+    n1 = _at("e10", "2026-03-02T18:00:00+01:00")
+    why = {"e04": "intention int-1 from e04 is dismissed (its record)"}
+    d = g.apply(_assist(n1), [Recalled(FORMED, 0.9, "cue")], n1, why)
+    assert d.assist is False and d.guard == why["e04"] and d.suppressed_message == "Oat milk!"
+    assert g.changed is False and "e04" not in g.state  # nothing was raised, so nothing to commit
+    # Only the closed evidence is dropped when another one is open.
+    other = Event(id="e05", time="2026-03-02T09:00:00+01:00", visual="The parcel notice.")
+    both = Decision(event_id="e11", assist=True, message="Two things.", evidence=["e04", "e05"])
+    n2 = _at("e11", "2026-03-02T19:00:00+01:00")
+    d2 = g.apply(both, [Recalled(FORMED, 0.9, "cue"), Recalled(other, 0.8, "cue")], n2, why)
+    assert d2.assist is True and d2.evidence == ["e05"] and "dismissed" in d2.guard

@@ -160,3 +160,49 @@ def test_decide_killed_between_the_decision_and_its_raise_records_it_once_on_rer
     finally:
         s.close()
     assert [json.loads(line)["event_id"] for line in (tmp_path / "d.jsonl").read_text().splitlines()] == ["x1", "x2"]
+
+
+LATER = {"id": "x3", "time": "2026-03-07T18:00:00+01:00", "location": "grocery store",
+         "visual": "Walking past the dairy shelf of a grocery store again."}  # a day after x1: past the cooldown
+
+
+def test_a_dismissed_intention_stays_silent_at_later_opportunities(serve_cfg, tmp_path):
+    """The guard reads the records: an intention dismissed through the API before it was ever raised,
+    or by a "no thanks" after its raise, is not raised again, also after the cooldown."""
+    from serve.app import create_app
+
+    cfg = eager(serve_cfg)
+    seed(cfg, tmp_path, "alice", FORMED[:1])
+    seed(cfg, tmp_path, "bob", FORMED[:1])
+    with LiveServer(create_app(cfg, tmp_path)) as srv:
+        alice, bob = srv.url + "/v1/users/alice", srv.url + "/v1/users/bob"
+        (rec,) = httpx.get(alice + "/intentions").json()["intentions"]
+        assert httpx.post(f"{alice}/intentions/{rec['id']}/dismiss").status_code == 200
+        for event in (AT_SHOP, LATER):
+            d = httpx.post(alice + "/events", json=event, timeout=120).json()
+            assert d["assist"] is False and f"intention {rec['id']} from f1 is dismissed" in d["guard"]
+        (rec,) = httpx.get(alice + "/intentions").json()["intentions"]
+        assert [t["state"] for t in rec["transitions"]] == ["open", "dismissed"]  # never raised
+
+        # Bob: raised at x1, declined at x2, and a day later still silent, for the record's reason.
+        assert httpx.post(bob + "/events", json=AT_SHOP, timeout=120).json()["evidence"] == ["f1"]
+        httpx.post(bob + "/events", json=DECLINE, timeout=120).raise_for_status()
+        d = httpx.post(bob + "/events", json=LATER, timeout=120).json()
+        assert d["assist"] is False and "is dismissed (its record)" in d["guard"]
+
+
+def test_context_trigger_skips_memory_and_reasoner_at_an_empty_moment(serve_cfg, tmp_path):
+    """With memory.trigger.enabled the service answers a moment that says too little with silence and
+    the trigger's reason, and still decides at a moment that resembles an open intention."""
+    from serve.app import create_app
+
+    cfg = eager(serve_cfg)
+    cfg.memory.trigger.enabled = True
+    seed(cfg, tmp_path, "alice", FORMED[:1])
+    small = {"id": "s1", "time": "2026-03-06T17:00:00+01:00", "visual": "A door."}
+    with LiveServer(create_app(cfg, tmp_path)) as srv:
+        url = srv.url + "/v1/users/alice"
+        d = httpx.post(url + "/events", json=small, timeout=120).json()
+        assert d["assist"] is False and d["retrieved"] == [] and "content word" in d["trigger"]
+        d = httpx.post(url + "/events", json=AT_SHOP, timeout=120).json()
+        assert "trigger" not in d and d["assist"] is True and d["evidence"] == ["f1"]
