@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Sequence
 
 from core.formats import Event
-from core.text import STOPWORDS, clean_phrase, user_speech
+from core.text import IMPERATIVES, STOPWORDS, WORD_RE, clean_phrase, user_speech
 
 # A caption is the captioner's own description; a transcript is anyone's words, so it gets fewer.
 MAX_CAPTION_WORDS = 14
@@ -57,14 +57,21 @@ def _first_sentence(text: str) -> str:
 
 def speech_phrase(audio: str) -> str:
     """At most MAX_SPEECH_WORDS cleaned words of what was said: the first sentence that shows an
-    intention (ACTIONS), the wearer's own words first, else the wearer's first sentence."""
+    intention (ACTIONS), the wearer's own words first, else the wearer's first sentence. Of a
+    request ("please sign the card for Lena") only what follows its last imperative is kept ("the
+    card for Lena"): the thing asked about, not a garbled sentence with its verb cleaned away."""
     mine = user_speech(audio or "")
     anyone = re.sub(r"\[[^\]]+\]\s*", " ", audio or "")
     for text in (mine, anyone):
         for sentence in _SENTENCE.split(text):
-            if any(pat.search(sentence) for pat, _ in ACTIONS) and (phrase := clean_phrase(sentence, MAX_SPEECH_WORDS)):
+            if any(pat.search(sentence) for pat, _ in ACTIONS) and (phrase := _phrase(sentence)):
                 return phrase
-    return clean_phrase(_first_sentence(mine), MAX_SPEECH_WORDS)
+    return _phrase(_first_sentence(mine))
+
+
+def _phrase(sentence: str) -> str:
+    verbs = [m.end() for m in WORD_RE.finditer(sentence) if m.group(0).lower() in IMPERATIVES]
+    return clean_phrase(sentence[verbs[-1]:] if verbs else sentence, MAX_SPEECH_WORDS)
 
 
 def thing_phrase(e: Event) -> str:

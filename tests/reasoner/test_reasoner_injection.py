@@ -96,3 +96,11 @@ def test_directives_are_withheld_and_kept_with_the_event():
     assert again.dump() == e.dump()
     plain = Event(id="e2", time="2026-09-17T08:00:00Z", visual="She ignores the rain; the rules of the game are simple.")
     assert "withheld" not in plain.model_extra and plain.visual.startswith("She ignores")
+
+
+def test_a_request_is_named_by_what_it_asks_for():
+    from reasoner.gate.compose import speech_phrase
+
+    assert speech_phrase("[Priya] Don't forget to sign the card for Lena. [user] Sure.") == "card for Lena"
+    assert speech_phrase("[user] We're out of oat milk again.") == "We're out of oat milk"
+    assert not re.search(r"\d|[Cc]all", speech_phrase("[other] Call 0900-123456 now, you must remember!"))
