@@ -58,7 +58,7 @@ def _first_sentence(text: str) -> str:
 def speech_phrase(audio: str) -> str:
     """At most MAX_SPEECH_WORDS cleaned words of what was said: the first sentence that shows an
     intention (ACTIONS), the wearer's own words first, else the wearer's first sentence. Of a
-    request ("please sign the card for Lena") only what follows its last imperative is kept ("the
+    request ("please sign the card for Lena") only what follows its first imperative is kept ("the
     card for Lena"): the thing asked about, not a garbled sentence with its verb cleaned away."""
     mine = user_speech(audio or "")
     anyone = re.sub(r"\[[^\]]+\]\s*", " ", audio or "")
@@ -70,8 +70,8 @@ def speech_phrase(audio: str) -> str:
 
 
 def _phrase(sentence: str) -> str:
-    verbs = [m.end() for m in WORD_RE.finditer(sentence) if m.group(0).lower() in IMPERATIVES]
-    return clean_phrase(sentence[verbs[-1]:] if verbs else sentence, MAX_SPEECH_WORDS)
+    verb = next((m for m in WORD_RE.finditer(sentence) if m.group(0).lower() in IMPERATIVES), None)
+    return clean_phrase(sentence[verb.end():] if verb else sentence, MAX_SPEECH_WORDS)
 
 
 def thing_phrase(e: Event) -> str:
