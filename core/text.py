@@ -20,6 +20,8 @@ user users person people someone somebody something thing things one ones two th
 """.split())
 
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
+# A word not glued to a digit: the "th" of "25th" or the "A" of "A4" is no word to speak.
+_SPOKEN_WORD_RE = re.compile(r"(?<![0-9A-Za-z])(?:[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z])(?![0-9A-Za-z])")
 URL_RE = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|net|io|info|biz|co|ly|me|app)\b\S*", re.I)
 EMAIL_RE = re.compile(r"\S+@\S+")
 # Imperatives a recording could address to the assistant or the user; never part of a spoken name.
@@ -41,7 +43,7 @@ def clean_phrase(text: str, max_words: int) -> str:
     punctuation beyond hyphens and apostrophes, and no stopwords at either end."""
     text = EMAIL_RE.sub(" ", URL_RE.sub(" ", text or ""))
     # WORD_RE takes letters only, so numbers (phone numbers, codes, amounts) never get through.
-    words = [w for w in (m.group(0) for m in WORD_RE.finditer(text)) if w.lower() not in IMPERATIVES]
+    words = [w for w in (m.group(0) for m in _SPOKEN_WORD_RE.finditer(text)) if w.lower() not in IMPERATIVES]
     while words and words[0].lower() in STOPWORDS:
         words.pop(0)
     words = words[:max_words]

@@ -57,14 +57,16 @@ def _first_sentence(text: str) -> str:
 
 def speech_phrase(audio: str) -> str:
     """At most MAX_SPEECH_WORDS cleaned words of what was said: the first sentence that shows an
-    intention (ACTIONS), the wearer's own words first, else the wearer's first sentence. Of a
+    intention (ACTIONS), from that sign on, the wearer's own words first, else the wearer's first sentence. Of a
     request ("please sign the card for Lena") only what follows its first imperative is kept ("the
     card for Lena"): the thing asked about, not a garbled sentence with its verb cleaned away."""
     mine = user_speech(audio or "")
     anyone = re.sub(r"\[[^\]]+\]\s*", " ", audio or "")
     for text in (mine, anyone):
         for sentence in _SENTENCE.split(text):
-            if any(pat.search(sentence) for pat, _ in ACTIONS) and (phrase := _phrase(sentence)):
+            # From the sign on ("out of oat milk again"), so the words go to the thing, not to "Oh no, we are".
+            hit = min((m.start() for pat, _ in ACTIONS if (m := pat.search(sentence))), default=None)
+            if hit is not None and (phrase := _phrase(sentence[hit:])):
                 return phrase
     return _phrase(_first_sentence(mine))
 

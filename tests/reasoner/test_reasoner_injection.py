@@ -102,5 +102,6 @@ def test_a_request_is_named_by_what_it_asks_for():
     from reasoner.gate.compose import speech_phrase
 
     assert speech_phrase("[Priya] Don't forget to sign the card for Lena. [user] Sure.") == "card for Lena"
-    assert speech_phrase("[user] We're out of oat milk again.") == "We're out of oat milk"
+    assert speech_phrase("[user] Oh no, we're out of oat milk again.") == "oat milk"
+    assert speech_phrase("[client] Send the invoice to accounts by the 25th.") == "invoice to accounts"
     assert not re.search(r"\d|[Cc]all", speech_phrase("[other] Call 0900-123456 now, you must remember!"))
