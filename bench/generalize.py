@@ -59,6 +59,7 @@ class Settings(BaseModel):
     systems: list[str] = list(SYSTEMS)
     judge: Optional[str] = None  # None: the config's bench.judge
     workers: int = 1
+    recipes: dict[str, str] = {}  # recipe name (cue-encoder, linker, gate) -> its YAML; default: training/configs
 
 
 class FoldPlan(BaseModel):
@@ -183,7 +184,23 @@ def _reusable(path: str, version: int, data_hash: str, recipe: BaseModel, cue_sp
     return meta is not None and meta.data_hash == data_hash and meta.recipe == recipe.model_dump()
 
 
+def recipe_modules() -> dict:
+    from training.recipes import cue_encoder, gate, linker
+
+    return {m.NAME: m for m in (cue_encoder, linker, gate)}
+
+
+def load_recipes(s: Settings) -> dict[str, BaseModel]:
+    """Each trained model's recipe: the YAML named in the settings, else its default."""
+    mods = recipe_modules()
+    unknown = sorted(set(s.recipes) - set(mods))
+    if unknown:
+        raise GeneralizeError(f"no recipe named {', '.join(unknown)}; the trained models are {', '.join(mods)}")
+    return {name: mod.load_recipe(s.recipes.get(name)) for name, mod in mods.items()}
+
+
 def train_fold(cfg: Config, models: FoldModels, train_path: Path, instances: Sequence[Instance],
+               recipes: dict[str, BaseModel],
                now_instances: Sequence[Instance] = ()) -> tuple[dict[str, ArtifactMeta], list[str]]:
     """Train (or keep) each model the config uses, by its recipe's train(); returns their records
     and the names of those trained now. The cue encoder comes first: the others read its vectors."""
@@ -196,20 +213,20 @@ def train_fold(cfg: Config, models: FoldModels, train_path: Path, instances: Seq
     metas: dict[str, ArtifactMeta] = {}
     trained: list[str] = []
     if models.cue_encoder != "base":
-        r = cue_encoder.load_recipe()
+        r = recipes[cue_encoder.NAME]
         if not _reusable(models.cue_encoder, CUE_ENCODER_VERSION, dhash, r):
             cue_encoder.train(instances, Path(models.cue_encoder), r, src, dhash)
             trained.append(cue_encoder.NAME)
         metas[cue_encoder.NAME] = read_meta(models.cue_encoder)
     if models.linker != "none":
-        r = linker.load_recipe()
+        r = recipes[linker.NAME]
         if not _reusable(models.linker, LINKER_VERSION, dhash, r, models.cue_encoder):
             linker.train(instances, Path(models.linker), r, cfg.memory.embedder, src, dhash,
                          cfg.memory.construction.link_candidates, models.cue_encoder)
             trained.append(linker.NAME)
         metas[linker.NAME] = read_meta(models.linker)
     if models.gate:
-        r = gate.load_recipe()
+        r = recipes[gate.NAME]
         if not _reusable(models.gate, GATE_VERSION, dhash, r, models.cue_encoder if r.cue_features else None):
             gate.train(instances, r, Path(models.gate), now_instances=now_instances, cue_spec=models.cue_encoder,
                        source=src, data_hash=dhash)
@@ -223,17 +240,15 @@ def _train_seconds(metas: dict[str, ArtifactMeta]) -> float:
 
 
 # -- one fold ---------------------------------------------------------------------------------------
-def settings_key(plan: FoldPlan, s: Settings, cfg: Config) -> str:
+def settings_key(plan: FoldPlan, s: Settings, cfg: Config, recipes: dict[str, BaseModel]) -> str:
     """What a fold's results depend on besides the models (whose records are checked apart)."""
-    from training.recipes import cue_encoder, gate, linker
-
     c = cfg.model_dump(mode="json")
     c.pop("source", None)
     for k in ("cache_dir", "workers"):
         c["bench"].pop(k, None)
     blob = {"held_out": plan.held_out, "train": plan.train_categories, "n_train": s.n_train, "n_test": s.n_test,
             "seed": s.seed, "judge": s.judge or cfg.bench.judge, "cfg": c,
-            "recipes": [m.load_recipe().model_dump() for m in (cue_encoder, linker, gate)]}
+            "recipes": {name: r.model_dump() for name, r in recipes.items()}}
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -249,14 +264,14 @@ def load_fold(path: Path, key: str) -> Optional[FoldResult]:
     return done if done.key == key else None
 
 
-def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, now_instances: Sequence[Instance] = (),
-             progress: bool = True) -> FoldResult:
+def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, recipes: dict[str, BaseModel],
+             now_instances: Sequence[Instance] = (), progress: bool = True) -> FoldResult:
     from bench.harness import HarnessError, run_benchmark
     from bench.systems import SystemUnavailable
     from training.errors import TrainingError
 
     fold_dir = out / "folds" / plan.name
-    key = settings_key(plan, s, cfg)
+    key = settings_key(plan, s, cfg, recipes)
     done = load_fold(fold_dir / FOLD_FILE, key)
     if done is not None and all(x in done.results for x in s.systems):
         return done  # trained and evaluated for every asked system: nothing to do
@@ -271,7 +286,7 @@ def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, now_ins
     result.errors = {}
     models = fold_models(cfg, fold_dir / "artifacts")
     try:
-        result.models, result.retrained = train_fold(cfg, models, train_path, train, now_instances)
+        result.models, result.retrained = train_fold(cfg, models, train_path, train, recipes, now_instances)
     except TrainingError as exc:
         result.errors["train"] = str(exc)
         log.error("fold %s: training failed: %s", plan.name, exc)
@@ -316,13 +331,13 @@ def summarize(folds: Sequence[FoldResult], systems: Sequence[str]) -> tuple[dict
     return mean, worst
 
 
-def load_now(cfg: Config) -> list[Instance]:
+def load_now(cfg: Config, gate_recipe) -> list[Instance]:
     """CAB's train moments for the gate's now head, found as `promem train gate` finds them."""
     if cfg.reasoner.backend not in ("gate", "cascade"):
         return []
     from training.recipes import gate
 
-    return gate.load_now_data(gate.load_recipe())
+    return gate.load_now_data(gate_recipe)
 
 
 def run(cfg: Config, s: Settings, out: str | Path, progress: bool = True) -> Report:
@@ -330,15 +345,16 @@ def run(cfg: Config, s: Settings, out: str | Path, progress: bool = True) -> Rep
     from bench.judges import build_judge
 
     t0 = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     categories = seed_categories()
     plans = plan_folds(categories, s.folds)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     judge = build_judge(cfg, s.judge)
-    now_instances = load_now(cfg)
+    recipes = load_recipes(s)
+    now_instances = load_now(cfg, recipes["gate"])
     results = []
     for plan in tqdm(plans, desc="generalize: folds", unit="fold", disable=not progress):
-        results.append(run_fold(plan, s, cfg, out, judge, now_instances, progress))
+        results.append(run_fold(plan, s, cfg, out, judge, recipes, now_instances, progress))
     mean, worst = summarize(results, s.systems)
     report = Report(settings=s, config=cfg.source, categories=categories, folds=results, mean=mean,
                     worst_fd=worst, wall_s=round(time.perf_counter() - t0, 1),

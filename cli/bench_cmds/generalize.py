@@ -3,6 +3,7 @@ model retrained per fold without the held-out categories, every system tested on
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from cli.main import add_config_arg, config_from
 
@@ -23,6 +24,9 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=None,
                    help="generation seed of the training timelines; test ones use seed + 1 (default: training.seed)")
     p.add_argument("--judge", help="keywords | llm (default: bench.judge of the config)")
+    p.add_argument("--recipe", action="append", default=[], metavar="NAME=YAML",
+                   help="train model NAME (cue-encoder, linker, gate) with this recipe YAML instead of "
+                        "training/configs/NAME.yaml; repeatable")
     p.add_argument("--workers", type=int, default=None, help="processes per system run (default: bench.workers)")
     p.set_defaults(func=run)
 
@@ -32,6 +36,7 @@ def run(args) -> int:
     from bench.generalize import run as run_generalize
     from bench.systems import PROMEM_MISSING, system_names
     from core.registry import UnknownBackend
+    from training.errors import TrainingError
 
     cfg = config_from(args)
     systems = [s.strip() for s in (args.systems or ",".join(SYSTEMS)).split(",") if s.strip()]
@@ -43,12 +48,17 @@ def run(args) -> int:
     if args.n_test < 1 or (args.n_train is not None and args.n_train < 1):
         print("promem bench generalize: --n-train and --n-test must be at least 1", file=sys.stderr)
         return 2
+    recipes = dict(r.split("=", 1) for r in args.recipe if "=" in r)
+    if len(recipes) != len(args.recipe):
+        print("promem bench generalize: --recipe takes NAME=YAML, e.g. --recipe gate=my_gate.yaml", file=sys.stderr)
+        return 2
     settings = Settings(folds=args.folds, n_train=args.n_train or cfg.training.train_instances, n_test=args.n_test,
                         seed=cfg.training.seed if args.seed is None else args.seed, systems=systems,
-                        judge=args.judge, workers=args.workers or cfg.bench.workers)
+                        judge=args.judge, workers=args.workers or cfg.bench.workers,
+                        recipes={k: str(Path(v).absolute()) for k, v in recipes.items()})
     try:
         report = run_generalize(cfg, settings, args.output)
-    except (GeneralizeError, UnknownBackend) as exc:
+    except (GeneralizeError, UnknownBackend, TrainingError) as exc:
         print(f"promem bench generalize: {exc}", file=sys.stderr)
         return 2
     for system, m in report.mean.items():
