@@ -294,10 +294,10 @@ def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, recipes
         return result
     result.train_s = _train_seconds(result.models)
     fcfg = fold_config(cfg, models, fold_dir, out / "cache")
+    if result.retrained:  # new models: every system's figures are redone
+        result.results, result.eval_s = {}, 0.0
     t0 = time.perf_counter()
-    for system in s.systems:
-        if system in result.results and not result.retrained:
-            continue
+    for system in (x for x in s.systems if x not in result.results):
         try:
             r = run_benchmark(test, system, fcfg, data=str(test_path), judge=judge, workers=s.workers,
                               progress=progress)
@@ -311,7 +311,7 @@ def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, recipes
         result.results[system] = SystemFigures(metrics=r["metrics"], extra_metrics=r["extra_metrics"],
                                                instances=r["run"]["instances"], failed=r["run"]["failed"],
                                                wall_s=r["run"]["wall_s"])
-    result.eval_s = round(result.eval_s + time.perf_counter() - t0, 1) if done else round(time.perf_counter() - t0, 1)
+    result.eval_s = round(result.eval_s + time.perf_counter() - t0, 1)
     atomic_write_json(fold_dir / FOLD_FILE, result.model_dump(mode="json"))
     return result
 
