@@ -264,6 +264,12 @@ def load_fold(path: Path, key: str) -> Optional[FoldResult]:
     return done if done.key == key else None
 
 
+def _to_run(fold: FoldResult, systems: Sequence[str]) -> list[str]:
+    """The systems a fold still lacks figures for, or whose run had failed instances (the
+    harness retries those)."""
+    return [x for x in systems if x not in fold.results or fold.results[x].failed]
+
+
 def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, recipes: dict[str, BaseModel],
              now_instances: Sequence[Instance] = (), progress: bool = True) -> FoldResult:
     from bench.harness import HarnessError, run_benchmark
@@ -273,7 +279,7 @@ def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, recipes
     fold_dir = out / "folds" / plan.name
     key = settings_key(plan, s, cfg, recipes)
     done = load_fold(fold_dir / FOLD_FILE, key)
-    if done is not None and all(x in done.results for x in s.systems):
+    if done is not None and not _to_run(done, s.systems):
         return done  # trained and evaluated for every asked system: nothing to do
     train, test = fold_data(plan, s)
     fold_dir.mkdir(parents=True, exist_ok=True)
@@ -297,7 +303,7 @@ def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, recipes
     if result.retrained:  # new models: every system's figures are redone
         result.results, result.eval_s = {}, 0.0
     t0 = time.perf_counter()
-    for system in (x for x in s.systems if x not in result.results):
+    for system in _to_run(result, s.systems):
         try:
             r = run_benchmark(test, system, fcfg, data=str(test_path), judge=judge, workers=s.workers,
                               progress=progress)

@@ -165,3 +165,13 @@ def test_cli_refuses_bad_folds_and_unknown_systems(tmp_path):
     r = subprocess.run(env_py + ["--systems", "no-such"], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 2 and "unknown system 'no-such'" in r.stderr
     assert not (tmp_path / "o" / "folds").exists()
+
+
+def test_a_fold_reruns_missing_systems_and_those_with_failed_instances():
+    fig = dict(metrics={k: 50.0 for k in METRIC_KEYS}, instances=8, wall_s=1.0)
+    fold = gen.FoldResult(fold=0, held_out=["work"], train_categories=["food"], key="k", n_train=4, n_test=8,
+                          train_seeds=[], test_seeds=[],
+                          results={"rag-bm25": gen.SystemFigures(failed=0, **fig),
+                                   "no-memory": gen.SystemFigures(failed=2, **fig)})
+    assert gen._to_run(fold, ["rag-bm25", "no-memory", "promem"]) == ["no-memory", "promem"]
+    assert gen._to_run(fold, ["rag-bm25"]) == []
