@@ -5,7 +5,7 @@ import hashlib
 import logging
 import random
 from pathlib import Path
-from typing import Iterator
+from typing import Collection, Iterator, Optional
 
 from tqdm import tqdm
 
@@ -17,6 +17,7 @@ from core.formats import CATEGORIES, VARIANTS, Instance
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "test")
+ALL = "all"  # both splits' seeds: only for categories no model was trained on (bench/generalize.py)
 
 
 def _rng(*parts) -> random.Random:
@@ -25,15 +26,27 @@ def _rng(*parts) -> random.Random:
     return random.Random(int.from_bytes(h[:8], "big"))
 
 
-def seeds_for(split: str, seeds_dir: str | Path = SEEDS_DIR) -> dict[str, list[Seed]]:
-    """Seeds of one split, by category (categories without seeds are left out)."""
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+def seeds_for(split: str, seeds_dir: str | Path = SEEDS_DIR,
+              categories: Optional[Collection[str]] = None) -> dict[str, list[Seed]]:
+    """Seeds of one split (or of both, split "all"), by category (categories without seeds are
+    left out); `categories`: only these."""
+    if split not in (*SPLITS, ALL):
+        raise ValueError(f"split must be one of {(*SPLITS, ALL)}, got {split!r}")
+    if categories is not None:
+        unknown = sorted(set(categories) - set(CATEGORIES))
+        if unknown:
+            raise ValueError(f"unknown categor{'y' if len(unknown) == 1 else 'ies'} {unknown}; "
+                             f"known: {', '.join(CATEGORIES)}")
     by_cat: dict[str, list[Seed]] = {}
     for s in load_seeds(seeds_dir):
-        if split_of(s.id) == split:
+        if (split == ALL or split_of(s.id) == split) and (categories is None or s.category in categories):
             by_cat.setdefault(s.category, []).append(s)
     return {c: by_cat[c] for c in CATEGORIES if c in by_cat}
+
+
+def seed_categories(seeds_dir: str | Path = SEEDS_DIR) -> list[str]:
+    """The categories that have seeds (either split), in core.formats.CATEGORIES order."""
+    return list(seeds_for(ALL, seeds_dir))
 
 
 def _confusables(seeds: list[Seed], exclude: str) -> list[Slot]:
@@ -46,15 +59,19 @@ def _confusables(seeds: list[Seed], exclude: str) -> list[Slot]:
 
 
 def iter_generate(n: int, seed: int = 0, split: str = "train", seeds_dir: str | Path = SEEDS_DIR,
-                  pools_dir: str | Path = POOLS_DIR, progress: bool = False) -> Iterator[Instance]:
+                  pools_dir: str | Path = POOLS_DIR, progress: bool = False,
+                  categories: Optional[Collection[str]] = None) -> Iterator[Instance]:
     """Instance i = 8a + b has category b and variant (a + b) mod 4: every 32 in a row cover each
-    (category, variant) cell once, and any 4 in a row have 4 distinct variants, so any n is balanced."""
+    (category, variant) cell once, and any 4 in a row have 4 distinct variants, so any n is balanced.
+
+    categories: only the seeds of these categories, for the timelines and for their confusable
+    distractors alike (so no text of another category's seeds appears); None: every category."""
     if n < 0:
         raise ValueError("n must be >= 0")
-    by_cat = seeds_for(split, seeds_dir)
+    by_cat = seeds_for(split, seeds_dir, categories)
     if not by_cat:
-        raise ValueError(f"no seeds in the {split} split")
-    missing = [c for c in CATEGORIES if c not in by_cat]
+        raise ValueError(f"no seeds in the {split} split" + (f" for {sorted(categories)}" if categories else ""))
+    missing = [c for c in (CATEGORIES if categories is None else categories) if c not in by_cat]
     if missing:
         log.warning("%s split has no seeds for %s; those categories are skipped", split, ", ".join(missing))
     cats = list(by_cat)
