@@ -55,14 +55,20 @@ def test_decide_walks_events_resumes_and_skips_bad_lines(env, tmp_path, sample_i
     assert again[-1].retrieved == ds[-1].retrieved
 
 
-def test_loop_guard_does_not_repeat_a_raised_intention(monkeypatch, env, tmp_path, sample_instances):
-    # Threshold 0: the gate fires at every moment, so only the guard keeps the wearable from repeating itself.
+def _positive_with_a_gate_firing_everywhere(monkeypatch, tmp_path, sample_instances):
+    """A positive timeline's events file, with the gate at threshold 0 (it fires at every moment, one
+    evidence each), so only the guard keeps the wearable from repeating itself."""
     monkeypatch.setenv("PROMEM_REASONER__GATE__USE_CALIBRATED", "false")
     monkeypatch.setenv("PROMEM_REASONER__GATE__THRESHOLD", "0.0")
     monkeypatch.setenv("PROMEM_REASONER__GATE__MAX_EVIDENCE", "1")
     inst = next(i for i in sample_instances if i.variant == "positive")
     events = tmp_path / "events.jsonl"
     _write_events(events, inst)
+    return events
+
+
+def test_loop_guard_does_not_repeat_a_raised_intention(monkeypatch, env, tmp_path, sample_instances):
+    events = _positive_with_a_gate_firing_everywhere(monkeypatch, tmp_path, sample_instances)
     out = tmp_path / "d.jsonl"
     assert main(["decide", str(events), "--store", str(tmp_path / "s"), "-o", str(out)]) == 0
     ds = _decisions(out)
@@ -133,12 +139,7 @@ def test_a_crash_between_the_guard_update_and_the_decision_loses_no_assist(monke
     import subprocess
     import sys
 
-    monkeypatch.setenv("PROMEM_REASONER__GATE__USE_CALIBRATED", "false")
-    monkeypatch.setenv("PROMEM_REASONER__GATE__THRESHOLD", "0.0")
-    monkeypatch.setenv("PROMEM_REASONER__GATE__MAX_EVIDENCE", "1")
-    inst = next(i for i in sample_instances if i.variant == "positive")
-    events = tmp_path / "events.jsonl"
-    _write_events(events, inst)
+    events = _positive_with_a_gate_firing_everywhere(monkeypatch, tmp_path, sample_instances)
 
     def argv(name):
         return ["decide", str(events), "--store", str(tmp_path / name), "-o", str(tmp_path / f"{name}.jsonl")]
