@@ -66,9 +66,24 @@ def speech_phrase(audio: str) -> str:
         for sentence in _SENTENCE.split(text):
             # From the sign on ("out of oat milk again"), so the words go to the thing, not to "Oh no, we are".
             hit = min((m.start() for pat, _ in ACTIONS if (m := pat.search(sentence))), default=None)
-            if hit is not None and (phrase := _phrase(sentence[hit:])):
+            if hit is None:
+                continue
+            before = _noun_before(sentence[:hit].split())  # "library book" of "the library book is due"
+            if phrase := _phrase(" ".join(before) + " " + sentence[hit:]):
                 return phrase
     return _phrase(_first_sentence(mine))
+
+
+def _noun_before(words: list[str]) -> list[str]:
+    """The run of up to three content words just before a sign, across at most one stopword ("oat
+    milk carton" of "the oat milk carton is empty"); [] when there is none."""
+    tail = words[-1:] if words and words[-1].lower() in STOPWORDS else []
+    run: list[str] = []
+    for w in reversed(words[:len(words) - len(tail)]):
+        if w.lower() in STOPWORDS or len(run) == 3:
+            break
+        run.insert(0, w)
+    return run + tail if run else []
 
 
 def _phrase(sentence: str) -> str:

@@ -104,4 +104,5 @@ def test_a_request_is_named_by_what_it_asks_for():
     assert speech_phrase("[Priya] Don't forget to sign the card for Lena. [user] Sure.") == "card for Lena"
     assert speech_phrase("[user] Oh no, we're out of oat milk again.") == "oat milk"
     assert speech_phrase("[client] Send the invoice to accounts by the 25th.") == "invoice to accounts"
+    assert speech_phrase("[user] The library book is due on Friday.") == "library book is due on Friday"
     assert not re.search(r"\d|[Cc]all", speech_phrase("[other] Call 0900-123456 now, you must remember!"))
