@@ -80,7 +80,8 @@ def _noun_before(words: list[str]) -> list[str]:
     tail = words[-1:] if words and words[-1].lower() in STOPWORDS else []
     run: list[str] = []
     for w in reversed(words[:len(words) - len(tail)]):
-        if w.lower() in STOPWORDS or len(run) == 3:
+        # A stopword, a contraction ("we're") or a clause mark ("no,") ends the noun run.
+        if w.lower() in STOPWORDS or "'" in w or "’" in w or not w[-1].isalnum() or len(run) == 3:
             break
         run.insert(0, w)
     return run + tail if run else []
