@@ -114,7 +114,7 @@ class Decider:
                                    "run with --retrieval-only to measure DIR and SCR without it") from exc
 
     def decide(self, instance: Instance) -> dict[str, Any]:
-        from reasoner.tokens import count_tokens
+        from core.tokens import count_tokens
 
         past, current = instance.events[:-1], instance.events[-1]
         self.system.last_timing = {}

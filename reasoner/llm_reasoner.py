@@ -16,7 +16,7 @@ from core.providers.llm_openai import LLMError
 from core.recall import Recalled
 from reasoner.parse import ParseError, parse_output
 from reasoner.render import render_messages
-from reasoner.tokens import count_message_tokens
+from core.tokens import count_message_tokens
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ class FullContext:
     last_timing: dict[str, float] = {}  # recall() is timed whole by the harness
 
     def __init__(self, cfg):
-        from reasoner.tokens import count_tokens
+        from core.tokens import count_tokens
 
         self.budget = cfg.bench.context_tokens
         self.count = count_tokens

@@ -63,7 +63,7 @@ def test_rag_embed_finds_the_semantic_match(cfg):
 
 
 def test_full_context_keeps_the_most_recent_within_budget(cfg):
-    from reasoner.tokens import count_tokens
+    from core.tokens import count_tokens
 
     i = inst()
     past, current = i.events[:-1], i.events[-1]
