@@ -36,3 +36,23 @@ def read_events_file(path: str | Path, command: str, limits) -> Optional[tuple[l
             why = f"{path} holds no valid events" + ("" if bad else " (it is empty)")
     print(f"promem {command}: {why}", file=sys.stderr)
     return None
+
+
+def existing_store(args, command: str):
+    """(config, store folder) for `args.store` and a valid `args.user`, or (None, exit code) after
+    printing why: a bad user id, or no memory store there yet."""
+    from cli.main import config_from
+    from core.config import resolve_path
+    from core.userid import check_user_id
+    from memory.store import DB_NAME
+
+    if why := check_user_id(args.user):
+        print(f"promem {command}: --user: {why}", file=sys.stderr)
+        return None, EXIT_UNUSABLE
+    cfg = config_from(args)
+    store = resolve_path(args.store or cfg.memory.store)
+    if not (store / DB_NAME).is_file():
+        print(f"promem {command}: no memory store at {store} (run `promem remember EVENTS --store {store}` first)",
+              file=sys.stderr)
+        return None, EXIT_UNUSABLE
+    return cfg, store

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
-from cli.main import add_config_arg, config_from
+from cli.main import add_config_arg
 
 
 def register(sub) -> None:
@@ -23,21 +23,14 @@ def register(sub) -> None:
 
 
 def open_store(args, command: str):
-    """(config, read-only Store) for `args.store` and `args.user`, or an exit code after a message."""
-    from core.config import resolve_path
-    from core.userid import check_user_id
+    """(config, read-only Store) for `args.store` and `args.user`, or (None, exit code) after a message."""
+    from cli._inputs import existing_store
     from memory.lock import StoreError
-    from memory.store import DB_NAME, Store
+    from memory.store import Store
 
-    if why := check_user_id(args.user):
-        print(f"promem {command}: --user: {why}", file=sys.stderr)
-        return None, 2
-    cfg = config_from(args)
-    store = resolve_path(args.store or cfg.memory.store)
-    if not (store / DB_NAME).is_file():
-        print(f"promem {command}: no memory store at {store} (run `promem remember EVENTS --store {store}` first)",
-              file=sys.stderr)
-        return None, 2
+    cfg, store = existing_store(args, command)
+    if cfg is None:
+        return None, store
     try:
         return cfg, Store(store, readonly=True)
     except StoreError as exc:

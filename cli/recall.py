@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from cli.main import add_config_arg, config_from, positive_int
+from cli.main import add_config_arg, positive_int
 
 
 def register(sub) -> None:
@@ -24,23 +24,15 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from core.config import resolve_path
+    from cli._inputs import existing_store
     from core.formats import Event, parse_record
-    from core.userid import check_user_id
     from memory.api import open_memory
     from memory.construct.artifacts import MissingArtifact
     from memory.lock import StoreError
-    from memory.store import DB_NAME
 
-    if why := check_user_id(args.user):
-        print(f"promem recall: --user: {why}", file=sys.stderr)
-        return 2
-    cfg = config_from(args)
-    store = resolve_path(args.store or cfg.memory.store)
-    if not (store / DB_NAME).is_file():
-        print(f"promem recall: no memory store at {store} (run `promem remember EVENTS --store {store}` first)",
-              file=sys.stderr)
-        return 2
+    cfg, store = existing_store(args, "recall")
+    if cfg is None:
+        return store
     inline = args.event.lstrip().startswith("{")
     where = "--event" if inline else args.event
     try:

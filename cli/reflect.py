@@ -9,7 +9,7 @@ import json
 import sys
 from datetime import date
 
-from cli.main import add_config_arg, config_from
+from cli.main import add_config_arg
 
 
 def register(sub) -> None:
@@ -24,27 +24,20 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from core.config import resolve_path
-    from core.userid import check_user_id
+    from cli._inputs import existing_store
     from memory.construct.artifacts import MissingArtifact
     from memory.lock import StoreError
     from memory.reflect import NeedsLinker, reflect
-    from memory.store import DB_NAME, Store
+    from memory.store import Store
 
-    if why := check_user_id(args.user):
-        print(f"promem reflect: --user: {why}", file=sys.stderr)
-        return 2
     try:
         day = date.fromisoformat(args.day) if args.day else None
     except ValueError:
         print(f"promem reflect: --day: not a date: {args.day!r} (e.g. 2026-03-06)", file=sys.stderr)
         return 2
-    cfg = config_from(args)
-    path = resolve_path(args.store or cfg.memory.store)
-    if not (path / DB_NAME).is_file():
-        print(f"promem reflect: no memory store at {path} (run `promem remember EVENTS --store {path}` first)",
-              file=sys.stderr)
-        return 2
+    cfg, path = existing_store(args, "reflect")
+    if cfg is None:
+        return path
     try:
         store = Store(path)
     except StoreError as exc:
