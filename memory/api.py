@@ -34,6 +34,11 @@ def event_content(event: Event) -> dict:
     return {k: v for k, v in json.loads(json.dumps(event.dump())).items() if v is not None and k != "user_id"}
 
 
+def stored_content(raw: str) -> dict:
+    """event_content of an event as the store keeps it (its JSON)."""
+    return event_content(Event.model_validate(json.loads(raw)))
+
+
 class Memory:
     def __init__(self, cfg, store: Optional[Path], user_id: str, constructor=None, readonly: bool = False):
         if not user_id:
@@ -62,8 +67,8 @@ class Memory:
         """Positions in `events` of events whose id is already remembered with other content, or
         repeats an earlier event of `events` with other content. An id names one event for good:
         such an event is never stored (sending the same event again is not a conflict)."""
-        stored = {i: event_content(Event.model_validate(json.loads(raw)))
-                  for i, raw in self.store.stored_json(self.user, (e.id for e in events)).items()}
+        raw = self.store.stored_json(self.user, (e.id for e in events))
+        stored = {i: stored_content(r) for i, r in raw.items()}
         out = []
         for n, e in enumerate(events):
             content = event_content(e)
@@ -82,7 +87,7 @@ class Memory:
             fresh.setdefault(e.id, e)
         known = self.store.stored_json(self.user, fresh)
         for i, raw in known.items():
-            if event_content(Event.model_validate(json.loads(raw))) != event_content(fresh[i]):
+            if stored_content(raw) != event_content(fresh[i]):
                 log.warning("event %r of user %r is already remembered with other content; kept as it was",
                             i, self.user)
         todo = sorted((e for i, e in fresh.items() if i not in known), key=lambda e: e.dt.timestamp())
