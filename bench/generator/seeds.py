@@ -28,8 +28,11 @@ class SeedError(ValueError):
 
 def _slots(seed: Seed) -> list[tuple[str, Slot]]:
     out = [("opportunity", seed.opportunity), ("near_miss", seed.near_miss)]
+    out += [(f"hard_near_misses[{i}]", s) for i, s in enumerate(seed.hard_near_misses)]
     for i, it in enumerate(seed.intentions):
         out += [(f"intentions[{i}].formation", it.formation), (f"intentions[{i}].state_change", it.state_change)]
+        if it.indirect_state_change:
+            out.append((f"intentions[{i}].indirect_state_change", it.indirect_state_change))
     out += [(f"confusers[{i}]", c) for i, c in enumerate(seed.confusers)]
     return out
 
