@@ -152,3 +152,21 @@ def test_a_real_server_answering_garbage_warns_and_loses_nothing(cfg, instances,
         assert r.warnings and qwen_server["model"] in r.warnings[0] and "nothing was found" in r.warnings[0]
         assert len(mem.store.all_event_ids("u1")) == len(inst.events)
         assert mem.store.get_brief("u1") is not None  # the next brief is still precomputed
+
+
+def test_a_timeout_is_not_retried_and_the_day_falls_back_with_a_warning(cfg, instances, tmp_path):
+    from core.providers.llm_openai import LLMError
+
+    inst = next(i for i in instances if i.variant == "positive")
+    llm_cfg = cfg.model_copy(deep=True)
+    llm_cfg.memory.reflect.backend = "llm"
+    llm_cfg.memory.construction.llm.model = "Qwen/Qwen3-8B"
+    _remember(cfg, tmp_path, "u1", inst, _deaf(cfg))
+    day = _days(inst)[-1]
+    chat = ScriptedChat([LLMError("http://127.0.0.1:9/v1 model 'Qwen/Qwen3-8B': APITimeoutError: Request timed out.")])
+    with open_memory(cfg, tmp_path, "u1") as mem:
+        r = reflect(llm_cfg, mem.store, "u1", day, llm=chat)
+    assert len(chat.prompts) == 1 and r.backend == "trained"
+    w = r.warnings[0]
+    assert "'Qwen/Qwen3-8B'" in w and day.isoformat() in w and "Timeout" in w and "fell back" in w
+    assert f"promem reflect --user u1 --day {day}" in w
