@@ -168,7 +168,11 @@ def _by_model(cfg, store: Store, user: str, day: date, events: list[Event], llm,
     end = events[-1].dt.timestamp()
     live = [r for r in store.intention_records(user) if r.status in ("open", "raised")
             and datetime.fromisoformat(r.formed_at).timestamp() <= end]
-    llm = llm if llm is not None else build_llm(cfg.memory.construction.llm)
+    if llm is None:
+        try:
+            llm = build_llm(cfg.memory.construction.llm)
+        except (ValueError, ImportError, OSError) as exc:  # no base_url, no client package, no local weights
+            raise reflect_llm.ModelFailed(f"no model client: {exc}") from None
     out = reflect_llm.ask(llm, reflect_llm.render_prompt(day, events, live), f"reflection on {day} for {user!r}")
     have = {r.event_id for r in store.intention_states_at(user, [e.id for e in events])}
     f = reflect_llm.check(out, events, live, have)

@@ -170,3 +170,19 @@ def test_a_timeout_is_not_retried_and_the_day_falls_back_with_a_warning(cfg, ins
     w = r.warnings[0]
     assert "'Qwen/Qwen3-8B'" in w and day.isoformat() in w and "Timeout" in w and "fell back" in w
     assert f"promem reflect --user u1 --day {day}" in w
+
+
+def test_a_model_that_cannot_be_reached_is_a_warning_not_a_crash(cfg, instances, tmp_path, monkeypatch, capsys):
+    """`promem reflect` with backend llm and no base_url: the day falls back, the command succeeds."""
+    from cli.main import main
+    from tests.memory.test_reflect import env_for_cli
+
+    inst = next(i for i in instances if i.variant == "positive")
+    _remember(cfg, tmp_path, "u1", inst, _deaf(cfg))
+    for k, v in env_for_cli(cfg).items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("PROMEM_MEMORY__REFLECT__BACKEND", "llm")
+    assert main(["reflect", "--store", str(tmp_path), "--user", "u1", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["backend"] == "trained" and "no model client" in rep["warnings"][0]
+    assert "needs base_url" in rep["warnings"][0]
