@@ -12,6 +12,8 @@ formation) and resolution recall (gold state changes whose intention is resolved
     python -m bench.reflect_gain DATA.jsonl -c configs/cpu.yaml [--limit N] [-o OUT.json]
 
 Set-F1 needs the reasoner and a judge per condition; this script measures retrieval and records only.
+The first pass is the CPU constructor made deaf, so it measures the trained path (memory.reflect.backend
+trained or auto); the model path needs a served model and is tested in tests/memory/test_reflect_llm.py.
 """
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ def run_condition(cfg, inst: Instance, condition: str, online, missed) -> dict:
         if condition == "reflect":
             for day in sorted({e.dt.date() for e in past}):
                 reflect(cfg, mem.store, inst.id, day)
+            mem.cues.catch_up()  # event cues a model added after the fact reach the open cue index
         recalled = mem.retrieve(current)
         recs = mem.store.intention_records(inst.id)
     finally:

@@ -1,7 +1,8 @@
 """`promem reflect --store DIR --user ID [--day DATE] [--json]`: re-read a day's stored events after the
 fact, add the intentions and state changes the online pass missed, and precompute the next brief
-(memory/reflect.py). It writes to the store, so it takes the store's writer lock (refused while a
-service or a `promem remember` runs on it); a rerun of the same day adds nothing twice.
+(memory/reflect.py; through a language model or the trained linker, memory.reflect.backend). It writes
+to the store, so it takes the store's writer lock (refused while a service or a `promem remember` runs
+on it); a rerun of the same day adds nothing twice.
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=1))
     else:
-        print(f"{report.day}: {report.events} events re-read; {report.intentions_added} intention(s) added, "
-              f"{report.resolved} resolved; next brief ({report.brief_items} item(s)) precomputed for "
-              f"{report.brief_at}")
+        print(f"{report.day} ({report.backend}): {report.events} events re-read; {report.intentions_added} "
+              f"intention(s) added, {report.resolved} resolved, {report.cues_added} cue(s) added; next brief "
+              f"({report.brief_items} item(s)) precomputed for {report.brief_at}")
     return 0

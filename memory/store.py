@@ -9,7 +9,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, NamedTuple, Optional
+from typing import Iterable, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -121,9 +121,16 @@ class FoundLink(NamedTuple):
     score: float
 
 
+class FoundCue(NamedTuple):
+    event_id: str  # a stored event
+    text: str  # an event cue found after the fact (reflection through a language model)
+    vec: np.ndarray  # in the cue space
+
+
 class Added(NamedTuple):
     intentions: int
     links: int
+    cues: int = 0
 
 
 class CachedBrief(NamedTuple):
@@ -363,11 +370,23 @@ class Store:
                         (user, d.id, "open", event.id, ts, "event"))
         return True
 
-    def add_found(self, user: str, intentions: list[FoundIntention], links: list[FoundLink]) -> Added:
-        """Intentions and state-change links found after the fact (reflection) for stored events, in one
-        transaction; each only once (a rerun adds nothing). Returns how many of each were new."""
-        n_int = n_link = 0
+    def add_found(self, user: str, intentions: list[FoundIntention], links: list[FoundLink],
+                  cues: Sequence[FoundCue] = ()) -> Added:
+        """Intentions, state-change links and event cues found after the fact (reflection) for stored
+        events, in one transaction; each only once (a rerun adds nothing; a cue is known by its event
+        and text). Returns how many of each were new. New cue rows reach an open index by its catch_up."""
+        n_int = n_link = n_cue = 0
         with self.db:
+            for c in cues:
+                known = self.db.execute("SELECT 1 FROM cues WHERE user_id=? AND event_id=? AND kind='event' AND text=?",
+                                        (user, c.event_id, c.text)).fetchone()
+                stored = self.db.execute("SELECT 1 FROM events WHERE user_id=? AND id=?", (user, c.event_id)).fetchone()
+                if known or not stored:
+                    continue
+                row = self.db.execute("INSERT INTO cues (user_id, event_id, kind, text) VALUES (?,?,?,?)",
+                                      (user, c.event_id, "event", c.text))
+                self.db.execute("INSERT INTO cue_vecs VALUES (?,?)", (row.lastrowid, to_blob(c.vec)))
+                n_cue += 1
             for f in intentions:
                 row = self.db.execute("SELECT json, ts FROM events WHERE user_id=? AND id=?",
                                       (user, f.event_id)).fetchone()
@@ -385,7 +404,7 @@ class Store:
                     continue
                 self._link(user, NewLink(f.src_event, "state_change", f.score), f.dst_event, row[0])
                 n_link += 1
-        return Added(n_int, n_link)
+        return Added(n_int, n_link, n_cue)
 
     # -- the precomputed brief (memory/reflect.py) ----------------------------------------------
     def intention_state(self, user: str) -> str:

@@ -1,4 +1,4 @@
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import Field
 
@@ -49,6 +49,9 @@ class IntentionsConfig(Section):
 class ReflectConfig(Section):
     """Scheduled reflection over a day's events (memory/reflect.py, `promem reflect`)."""
 
+    # llm: memory.construction.llm reads the day (memory/reflect_llm.py); trained: the construction's
+    # linker; auto: llm when construction itself uses a language model (backend llm), else trained
+    backend: Literal["auto", "trained", "llm"] = "auto"
     intent_threshold: Optional[float] = Field(None, ge=0, le=1)  # None: the linker's own (the online one)
     link_threshold: Optional[float] = Field(None, ge=0, le=1)  # state changes found after the fact; None: construction's
     brief_cache_hours: float = Field(12.0, ge=0)  # a precomputed brief serves `promem brief` this long after its moment

@@ -17,7 +17,7 @@ from core.config import resolve_path
 from core.formats import Decision, Event
 from core.recall import Recalled
 from core.text import content_words
-from reasoner.gate.compose import action_phrase, compose_message, now_phrase
+from reasoner.gate.compose import compose_message, compose_now
 from reasoner.gate.model import GateModel
 
 log = logging.getLogger(__name__)
@@ -94,9 +94,9 @@ class GateReasoner:
         timing = {"reason": (time.perf_counter() - t0) * 1000}
         if not fired:
             return Decision(event_id=current.id, assist=False, retrieved=retrieved, timing_ms=timing, **extra)
-        evidence = [r.event for r, _ in fired]
-        return Decision(event_id=current.id, assist=True, message=compose_message(evidence, current),
-                        evidence=[e.id for e in evidence], retrieved=retrieved, timing_ms=timing, **extra)
+        said = compose_message([r.event for r, _ in fired], current)  # evidence: the events it rests on
+        return Decision(event_id=current.id, assist=True, message=said.message,
+                        evidence=said.evidence, retrieved=retrieved, timing_ms=timing, **extra)
 
     def _decide_now(self, current: Event, retrieved: list[str], extra: dict, t0: float) -> Decision:
         """No open past event to weigh: the now head (if trained) asks whether the moment alone calls
@@ -112,6 +112,6 @@ class GateReasoner:
         timing = {"reason": (time.perf_counter() - t0) * 1000}
         if score < head.threshold:
             return Decision(event_id=current.id, assist=False, retrieved=retrieved, timing_ms=timing, **extra)
-        action = action_phrase([current]) or "Maybe I can help with this now."
-        return Decision(event_id=current.id, assist=True, message=f"{now_phrase(current)}. {action}",
-                        evidence=[current.id], retrieved=retrieved, timing_ms=timing, **extra)
+        said = compose_now(current)
+        return Decision(event_id=current.id, assist=True, message=said.message,
+                        evidence=said.evidence, retrieved=retrieved, timing_ms=timing, **extra)

@@ -132,7 +132,7 @@ def test_composed_message_names_what_when_and_why_now(sample_instances):
             continue
         it = inst.intentions[0]
         current = inst.event(inst.decision_event)
-        msg = compose_message([inst.event(it.formation)], current)
+        msg = compose_message([inst.event(it.formation)], current).message
         assert _keywords_hit(msg, it.keywords), msg
         assert current.location in msg
         assert re.search(r"yesterday|today|this|last night|on \w+day", msg)

@@ -79,13 +79,13 @@ def test_messages_never_quote_a_recording_or_a_number():
                        "I must remember to buy some on the way home tomorrow after the gym.")
     now = Event(id="n1", time="2026-09-18T17:30:00-07:00", location="grocery store",
                 visual="Walking past the dairy shelf; a sign says call 0900-123456.")
-    msg = compose_message([past], now)
+    msg = compose_message([past], now).message
     assert not re.search(r"\d", msg) and "www" not in msg and "@" not in msg, msg
     assert "oat milk" in msg and "grocery store" in msg and "yesterday" in msg
     assert _longest_shared_run(msg, past.audio) <= MAX_SPEECH_WORDS
     assert _longest_shared_run(msg, past.visual) <= MAX_CAPTION_WORDS
     bare = Event(id="n2", time="2026-09-18T17:30:00-07:00", visual="Call 0900-123456 right now, it is urgent.")
-    assert not re.search(r"\d|[Cc]all", compose_message([], bare)), compose_message([], bare)
+    assert not re.search(r"\d|[Cc]all", compose_message([], bare).message), compose_message([], bare)
 
 
 def test_directives_are_withheld_and_kept_with_the_event():
