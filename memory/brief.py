@@ -12,19 +12,19 @@ horizon. Each is scored (all three terms in [0, 1]):
 
 so an intention whose window holds `at` (3 or more) always ranks above one that only matches the
 place and formed just now (at most 2.5). Ties go to the newer one. Lines are taken in rank order
-while their estimated tokens fit the budget; the first that does not fit and all after it are left
-out (`omitted`). Tokens are estimated as 4 per 3 words (rounded up), which errs high for English
-on the tokenizers used here, so a brief stays inside a model's budget without loading one.
+while their tokens fit the budget; the first that does not fit and all after it are left out
+(`omitted`). Tokens are counted as prefetch and the reasoner count them (core/tokens.py: Qwen's
+tokenizer when installed), so one budget means the same everywhere.
 """
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Optional, Sequence
 
 from pydantic import BaseModel
 
 from core.text import content_words
+from core.tokens import count_tokens
 from core.timeutil import parse_time
 from memory.intentions import LIVE, IntentionRecord
 
@@ -43,7 +43,7 @@ class BriefItem(BaseModel):
     window_start: Optional[str] = None
     window_end: Optional[str] = None
     line: str  # what the text brief shows
-    tokens: int  # its estimated tokens
+    tokens: int  # its tokens
 
 
 class Brief(BaseModel):
@@ -51,14 +51,12 @@ class Brief(BaseModel):
     at: str
     location: Optional[str] = None
     budget: int
-    tokens: int  # estimated tokens of the lines kept
+    tokens: int  # tokens of the lines kept
     items: list[BriefItem]
     omitted: int  # relevant intentions left out by the budget
     computed_at: Optional[str] = None  # set on a brief precomputed by reflection: when it was computed
 
 
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text.split()) * 4 / 3)
 
 
 def _near(rec: IntentionRecord, at: datetime, near_hours: float) -> float:
@@ -96,7 +94,7 @@ def _line(rec: IntentionRecord) -> str:
 
 def build_brief(user: str, records: Sequence[IntentionRecord], at: datetime, location: Optional[str],
                 budget: int, near_hours: float = 12.0, expire_hours: float = 168.0) -> Brief:
-    """The ranked brief at `at` (an aware datetime) within `budget` estimated tokens."""
+    """The ranked brief at `at` (an aware datetime) within `budget` tokens."""
     scored = []
     for rec in records:
         formed = parse_time(rec.formed_at)
@@ -109,7 +107,7 @@ def build_brief(user: str, records: Sequence[IntentionRecord], at: datetime, loc
                                 score=round(W_NEAR * near + W_MATCH * match + recent, 4),
                                 near=round(near, 4), match=round(match, 4), recent=round(recent, 4),
                                 formed_at=rec.formed_at, window_start=rec.trigger.window_start,
-                                window_end=rec.trigger.window_end, line=line, tokens=estimate_tokens(line)))
+                                window_end=rec.trigger.window_end, line=line, tokens=count_tokens(line)))
     scored.sort(key=lambda i: (-i.score, -parse_time(i.formed_at).timestamp(), i.id))
     kept, used = [], 0
     for item in scored:

@@ -15,7 +15,8 @@ from cli.main import main
 from core.config import load_config
 from core.formats import Event
 from core.timeutil import parse_time
-from memory.brief import build_brief, estimate_tokens, render
+from core.tokens import count_tokens
+from memory.brief import build_brief, render
 from memory.construct.base import time_cues
 from memory.intentions import IntentionBook, declines, expire_hours
 from memory.lock import StoreError
@@ -269,7 +270,7 @@ def test_brief_ranks_the_near_window_first_and_cuts_at_the_budget():
         assert full.items[0].near == 1.0 and full.items[1].match > 0 and full.items[2].recent > full.items[3].recent
         assert all(a.score >= b.score for a, b in zip(full.items, full.items[1:])) and full.omitted == 0
         assert all(abs(i.score - (3 * i.near + 1.5 * i.match + i.recent)) < 1e-3 for i in full.items)
-        assert full.tokens == sum(i.tokens for i in full.items) == sum(estimate_tokens(i.line) for i in full.items)
+        assert full.tokens == sum(i.tokens for i in full.items) == sum(count_tokens(i.line) for i in full.items)
 
         budget = full.items[0].tokens + full.items[1].tokens
         cut = build_brief("u1", store.intention_records("u1"), at, "Main Street pharmacy", budget, 12, 168)
