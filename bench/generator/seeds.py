@@ -31,7 +31,7 @@ class SeedError(ValueError):
 # end on a place of the right kind, an untakeable chance, or someone else's need
 MIN_HARD_NEAR_MISSES, MIN_NEAR_MISS_KINDS = 2, 2
 # whether load_seeds enforces that rule and an indirect state change for every intention
-REQUIRE_BREADTH = False
+REQUIRE_BREADTH = True
 # timestamps decide the weekday; a weekday in a seed's text would contradict them
 _WEEKDAY = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.IGNORECASE)
 

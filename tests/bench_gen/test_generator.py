@@ -146,13 +146,32 @@ def _is(slot, text: str) -> bool:
 
 def test_negatives_end_on_a_near_miss_and_others_on_the_opportunity(train):
     seeds = {s.id: s for s in load_seeds()}
+    hard = Counter()
     for inst in train:
         seed = seeds[inst.model_extra["seed"]]
         last = inst.events[-1].visual
         if inst.variant == "negative":
             assert any(_is(slot, last) for slot in [seed.near_miss, *seed.hard_near_misses]), (inst.id, last)
+            hard[any(_is(h, last) for h in seed.hard_near_misses)] += 1
         else:
             assert _is(seed.opportunity, last), (inst.id, last)
+    # the bundled seeds all carry hard near misses: about 2 negatives in 3 end on one
+    assert 0.45 <= hard[True] / sum(hard.values()) <= 0.85, hard
+
+
+def test_bundled_state_changes_are_told_both_ways(train):
+    seeds = {s.id: s for s in load_seeds()}
+    told = Counter()
+    for inst in train:
+        if inst.variant != "state_change":
+            continue
+        seed = seeds[inst.model_extra["seed"]]
+        for n, it in enumerate(inst.intentions):
+            text = inst.event(it.state_change).visual
+            indirect = _is(seed.intentions[n].indirect_state_change, text)
+            assert indirect or _is(seed.intentions[n].state_change, text), (inst.id, text)
+            told[indirect] += 1
+    assert 0.25 <= told[True] / sum(told.values()) <= 0.75, told
 
 
 @pytest.fixture(scope="module")
