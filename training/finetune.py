@@ -39,7 +39,7 @@ class FinetuneSettings(BaseModel):
     train_layers: int = Field(6, ge=0)      # top transformer layers tuned; the rest and the embeddings stay frozen
     class_weight: bool = True   # weight positives by negatives/positives
     budget_s: float = Field(600.0, gt=0)    # wall-time limit of the training loop
-    threads: int = Field(2, ge=1)
+    threads: int = Field(1, ge=1)
     seed: int = 0
 
 

@@ -409,8 +409,8 @@ def run_now_only(recipe: GateRecipe, out: Path, train_data: Path, limit: int | N
     meta.now = now_meta
     meta.recipe = {**meta.recipe, **{k: v for k, v in recipe.model_dump().items() if k.startswith("now_")}}
     write_meta(out, meta)
-    print(f"now head trained on {now_meta.metrics['train_moments']} moments; threshold {now_meta.threshold:.3f}; "
-          f"held-out {now_meta.metrics['held_out']}; saved to {out}")
+    print(f"now head ({recipe.now_model}) trained on {now_meta.metrics['train_moments']} moments in {now_meta.seconds} s; "
+          f"threshold {now_meta.threshold:.3f}; held-out {now_meta.metrics['held_out']}; saved to {out}")
     return 0
 
 
