@@ -71,14 +71,22 @@ def split_held_out(items: Sequence, share: float, seed: int) -> tuple[list, list
     return [items[i] for i in order[n:]], [items[i] for i in order[:n]]
 
 
-def _batches(n: int, batch_size: int, epochs: float, rng: random.Random) -> list[list[int]]:
-    """Shuffled index batches for `epochs` passes (the last one cut short for a fraction)."""
+def _batches(lengths: Sequence[int], batch_size: int, epochs: float, rng: random.Random) -> list[list[int]]:
+    """Shuffled index batches for `epochs` passes (the last one cut short for a fraction). Each run
+    of 8 batches is sorted by length before it is cut, so a batch pads little: on the CPU the
+    padding is paid in full."""
+    n = len(lengths)
     out: list[list[int]] = []
     total = int(round(epochs * ((n + batch_size - 1) // batch_size)))
     while len(out) < total:
         order = list(range(n))
         rng.shuffle(order)
-        out += [order[i:i + batch_size] for i in range(0, n, batch_size)]
+        epoch: list[list[int]] = []
+        for i in range(0, n, 8 * batch_size):
+            run = sorted(order[i:i + 8 * batch_size], key=lambda j: lengths[j])
+            epoch += [run[k:k + batch_size] for k in range(0, len(run), batch_size)]
+        rng.shuffle(epoch)
+        out += epoch
     return out[:total]
 
 
@@ -106,7 +114,9 @@ def fit(train: Sequence[Example], settings: FinetuneSettings, held_out: Sequence
         body = [p for p in model.net["encoder"].parameters() if p.requires_grad]
         opt = torch.optim.AdamW([{"params": body, "lr": settings.lr}, {"params": head, "lr": settings.head_lr}],
                                 weight_decay=settings.weight_decay)
-        batches = _batches(len(train), settings.batch_size, settings.epochs, rng)
+        lengths = [len(ids) for ids in model.tokenizer([e.text for e in train], [e.pair for e in train] if train[0].pair is not None else None,
+                                                      truncation=True, max_length=settings.max_length)["input_ids"]]
+        batches = _batches(lengths, settings.batch_size, settings.epochs, rng)
         warm = max(1, int(settings.warmup * len(batches)))
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: min((s + 1) / warm, max(0.0, (len(batches) - s) / max(1, len(batches) - warm))))
