@@ -38,7 +38,7 @@ class FinetuneSettings(BaseModel):
     warmup: float = Field(0.1, ge=0, le=1)  # share of the steps with a linearly rising learning rate
     train_layers: int = Field(6, ge=0)      # top transformer layers tuned; the rest and the embeddings stay frozen
     class_weight: bool = True   # weight positives by negatives/positives
-    budget_s: float = Field(600.0, gt=0)    # wall-time limit of the training loop
+    budget_s: float = Field(600.0, gt=0)    # wall-time limit, from the start of fit (loading the base included)
     threads: int = Field(1, ge=1)
     seed: int = 0
 
@@ -126,7 +126,7 @@ def fit(train: Sequence[Example], settings: FinetuneSettings, held_out: Sequence
         losses: list[float] = []
         stopped = False
         bar = tqdm(batches, desc=desc, unit="step", disable=not progress)
-        for step, idx in enumerate(bar):
+        for idx in bar:
             if time.perf_counter() - t0 > settings.budget_s:
                 stopped = True
                 break
@@ -144,8 +144,6 @@ def fit(train: Sequence[Example], settings: FinetuneSettings, held_out: Sequence
             msg = (f"{desc}: wall-time budget of {settings.budget_s:.0f} s reached: stopped after {len(losses)} of "
                    f"{len(batches)} steps; the model is kept as trained so far")
             log.warning(msg)
-            if progress:
-                print(msg)
         model.net.eval()
         scores = model.score([e.text for e in held_out], [e.pair for e in held_out] if held_out and held_out[0].pair is not None else None)
     finally:
