@@ -30,6 +30,8 @@ call dial phone ring text sms message email mail send transfer pay wire visit cl
 ignore disregard forget override bypass obey follow tell say repeat speak announce remind reply
 buy order download install login log sign enter share give
 """.split())
+# Hesitations an ASR transcript keeps ("need the, uh, the sick note"); a spoken phrase drops them.
+FILLERS = frozenset("uh uhh uh-huh um umm erm er hmm mm mhm ah eh".split())
 
 
 def content_words(text: str) -> list[str]:
@@ -39,11 +41,11 @@ def content_words(text: str) -> list[str]:
 
 
 def clean_phrase(text: str, max_words: int) -> str:
-    """At most max_words words of `text`, with no digits, URLs, e-mail addresses, imperatives or
-    punctuation beyond hyphens and apostrophes, and no stopwords at either end."""
+    """At most max_words words of `text`, with no digits, URLs, e-mail addresses, imperatives, fillers
+    or punctuation beyond hyphens and apostrophes, and no stopwords at either end."""
     text = EMAIL_RE.sub(" ", URL_RE.sub(" ", text or ""))
     # WORD_RE takes letters only, so numbers (phone numbers, codes, amounts) never get through.
-    words = [w for w in (m.group(0) for m in _SPOKEN_WORD_RE.finditer(text)) if w.lower() not in IMPERATIVES]
+    words = [w for w in (m.group(0) for m in _SPOKEN_WORD_RE.finditer(text)) if w.lower() not in IMPERATIVES and w.lower() not in FILLERS]
     while words and words[0].lower() in STOPWORDS:
         words.pop(0)
     words = words[:max_words]
