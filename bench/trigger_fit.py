@@ -76,7 +76,7 @@ def replay(cfg: Config, insts: list[Instance], judge) -> dict:
     the same with the trigger on as the harness makes them (a skipped moment is silence with nothing
     retrieved; every other decision is the same, since the trigger only reads memory). Returns both
     runs' metrics and the trigger's skip shares, and the measurements for the grid."""
-    from bench.metrics import compute_metrics, ordinary_events
+    from bench.metrics import compute_metrics, ordinary_events, retrieval_counts
     from core.formats import Decision
     from memory.api import open_memory
     from memory.retrieve import query_vectors
@@ -104,9 +104,11 @@ def replay(cfg: Config, insts: list[Instance], judge) -> dict:
     for name, decs in (("off", off), ("on", on)):
         judged = [judge.judge(i, d) for i, d in zip(insts, decs)]
         m = compute_metrics(insts, decs, judged)
-        result[name] = {"metrics": m["metrics"], "trigger_skip_share": m["extra"]["trigger_skip_share"]}
+        counts = {k: sum(retrieval_counts(i, d)[k] for i, d in zip(insts, decs)) for k in ("dir_hit", "dir_n", "scr_hit", "scr_n")}
+        counts |= {k: m["extra"][k] for k in ("n", "TP", "FN", "FP", "TN")}
+        result[name] = {"metrics": m["metrics"], "counts": counts, "trigger_skip_share": m["extra"]["trigger_skip_share"]}
     result["on"]["trigger_ordinary_skip_share"] = round(100 * n_skip / max(n_ord, 1), 2)
-    result["ordinary_moments"] = n_ord
+    result["ordinary_moments"], result["ordinary_skipped"] = n_ord, n_skip
     return result
 
 
