@@ -37,16 +37,22 @@ def content_word_count(event: Event) -> int:
     return len(content_words(f"{event.visual or ''} {event.audio or ''}"))
 
 
+def _r(x: Optional[float]) -> Optional[float]:
+    return None if x is None else round(x, 4)
+
+
 def rule(t, words: int, sim: Optional[float], top: Optional[float]) -> TriggerVerdict:
     """The verdict from the three measurements under t (memory.trigger); sim/top are None when unknown."""
-    r = lambda x: None if x is None else round(x, 4)  # noqa: E731
     if words < t.min_content_words:
-        return TriggerVerdict(needed=False, words=words, reason=f"trigger: {words} content word(s) (< {t.min_content_words})")
+        return TriggerVerdict(needed=False, words=words,
+                              reason=f"trigger: {words} content word(s) (< {t.min_content_words})")
     if (sim is not None and sim >= t.min_similarity) or (top is not None and top >= t.min_cue_score):
-        return TriggerVerdict(needed=True, words=words, similarity=r(sim), cue_score=r(top), reason="")
-    parts = ["no open intention" if sim is None else f"nearest open intention at cue cosine {sim:.2f} (< {t.min_similarity:g})",
+        return TriggerVerdict(needed=True, words=words, similarity=_r(sim), cue_score=_r(top), reason="")
+    parts = ["no open intention" if sim is None
+             else f"nearest open intention at cue cosine {sim:.2f} (< {t.min_similarity:g})",
              "no earlier event" if top is None else f"nearest earlier event at {top:.2f} (< {t.min_cue_score:g})"]
-    return TriggerVerdict(needed=False, words=words, similarity=r(sim), cue_score=r(top), reason="trigger: " + "; ".join(parts))
+    return TriggerVerdict(needed=False, words=words, similarity=_r(sim), cue_score=_r(top),
+                          reason="trigger: " + "; ".join(parts))
 
 
 def similarity(mem, event: Event, q_cue: np.ndarray) -> Optional[float]:

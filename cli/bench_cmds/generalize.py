@@ -44,7 +44,8 @@ def run(args) -> int:
     systems = [s.strip() for s in (args.systems or ",".join(SYSTEMS)).split(",") if s.strip()]
     for s in systems:
         if s not in system_names() and not (s == TRIGGER_SYSTEM and "promem" in system_names()):
-            why = PROMEM_MISSING if s in ("promem", TRIGGER_SYSTEM) else f"unknown system {s!r}; available: {', '.join(system_names())}"
+            why = (PROMEM_MISSING if s in ("promem", TRIGGER_SYSTEM)
+                   else f"unknown system {s!r}; available: {', '.join(system_names())}")
             print(f"promem bench generalize: {why}", file=sys.stderr)
             return 2
     if args.n_test < 1 or (args.n_train is not None and args.n_train < 1):
