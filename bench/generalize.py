@@ -38,6 +38,8 @@ from core.jsonio import atomic_write_json, atomic_write_text
 log = logging.getLogger(__name__)
 
 SYSTEMS = ("promem", "no-memory", "full-context", "rag-bm25", "rag-embed")
+# promem with memory.trigger.enabled, on the same fold models; asked for beside the systems above
+TRIGGER_SYSTEM = "promem+trigger"
 REPORT_JSON = "generalize.json"
 REPORT_MD = "generalize.md"
 FOLD_FILE = "fold.json"
@@ -264,6 +266,16 @@ def load_fold(path: Path, key: str) -> Optional[FoldResult]:
     return done if done.key == key else None
 
 
+def system_run(system: str, cfg: Config) -> tuple[str, Config]:
+    """(the bench system, its config) behind a name of --systems: TRIGGER_SYSTEM is promem with the
+    context trigger on (memory/trigger.py), its thresholds as the config sets them."""
+    if system != TRIGGER_SYSTEM:
+        return system, cfg
+    on = cfg.model_copy(deep=True)
+    on.memory.trigger.enabled = True
+    return "promem", on
+
+
 def _to_run(fold: FoldResult, systems: Sequence[str]) -> list[str]:
     """The systems a fold still lacks figures for, or whose run had failed instances (the
     harness retries those)."""
@@ -304,9 +316,11 @@ def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, recipes
         result.results, result.eval_s = {}, 0.0
     t0 = time.perf_counter()
     for system in _to_run(result, s.systems):
+        name, scfg = system_run(system, fcfg)
         try:
-            r = run_benchmark(test, system, fcfg, data=str(test_path), judge=judge, workers=s.workers,
+            r = run_benchmark(test, name, scfg, data=str(test_path), judge=judge, workers=s.workers,
                               progress=progress)
+            r["system"] = system
         except (HarnessError, SystemUnavailable, ValueError) as exc:
             # one system that cannot run must not cost the others' results; a rerun tries it again
             result.errors[system] = str(exc)
@@ -396,6 +410,12 @@ def render(report: Report) -> str:
     for sy in s.systems:
         rows_m = [report.mean[sy].get(k) for k in METRIC_KEYS]
         lines.append("| mean | all | " + sy + " | – | " + " | ".join("–" if v is None else f"{v:.1f}" for v in rows_m) + " |")
+    if TRIGGER_SYSTEM in s.systems and "promem" in s.systems:
+        lines += ["", "## Context trigger", "",
+                  "promem with memory.trigger on, on the same fold models; skip shares over the decision moments "
+                  "and over the ordinary moments of the test timelines.", ""]
+        lines += _table(["fold", "held out", "Set-F1 promem", "Set-F1 +trigger", "cost", "FD promem", "FD +trigger",
+                         "skipped decisions", "skipped ordinary"], trigger_rows(report))
     errors = [(f.fold + 1, "+".join(f.held_out), what, msg) for f in report.folds for what, msg in f.errors.items()]
     if errors:
         lines += ["", "## Not run (a rerun tries again)", ""]
@@ -405,6 +425,25 @@ def render(report: Report) -> str:
                     [[f.fold + 1, "+".join(f.held_out), f.n_train, len(f.train_seeds), len(f.test_seeds),
                       ", ".join(f.models) or "none", f.train_s, f.eval_s] for f in report.folds])
     return "\n".join(lines) + "\n"
+
+
+def trigger_rows(report: Report) -> list[list]:
+    """Per fold, then the mean: promem's Set-F1 and FD without and with the trigger, its cost in Set-F1
+    points and the shares of moments it skipped."""
+    rows = []
+    for f in report.folds:
+        off, on = f.results.get("promem"), f.results.get(TRIGGER_SYSTEM)
+        if off is None or on is None:
+            continue
+        a, b = off.metrics.get("Set-F1"), on.metrics.get("Set-F1")
+        rows.append([f.fold + 1, "+".join(f.held_out), a, b, None if a is None or b is None else round(a - b, 2),
+                     off.metrics.get("FD"), on.metrics.get("FD"), on.extra_metrics.get("trigger_skip_share"),
+                     on.extra_metrics.get("trigger_ordinary_skip_share")])
+    if rows:
+        mean = [round(sum(col) / len(col), 1) if all(v is not None for v in col) else None
+                for col in zip(*(r[2:] for r in rows))]
+        rows.append(["mean", "all", *mean])
+    return rows
 
 
 def write_report(report: Report, out: Path) -> tuple[Path, Path]:

@@ -78,6 +78,8 @@ def config_hash(cfg: Config, retrieval_only: bool) -> str:
     data.pop("source", None)
     for key in ("judge", "judge_llm", "cache_dir", "workers"):
         data.get("bench", {}).pop(key, None)
+    if not cfg.memory.trigger.enabled:  # a trigger that is off cannot change a decision, whatever its thresholds
+        data["memory"].pop("trigger", None)
     artifacts = {}
     for keys in ARTIFACT_KEYS:
         node = data
@@ -136,6 +138,9 @@ class Decider:
                     log.warning("instance %s: reasoner reported retrieved %s, system gave %s; keeping the system's",
                                 instance.id, decision.retrieved, ids)
                 decision.retrieved = ids
+        ordinary = getattr(self.system, "last_ordinary", None)  # the trigger at the timeline's routine moments
+        if ordinary is not None:
+            decision.ordinary_moments, decision.ordinary_skipped = ordinary.moments, ordinary.skipped
         decision.timing_ms = {**timing, **{k: v for k, v in decision.timing_ms.items() if k not in timing}}
         if decision.context_tokens is None:
             # What the reasoner saw, as text: persona, the recalled events and the current one.

@@ -15,13 +15,26 @@ and SCR are computed.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
-from core.formats import CATEGORIES, METRIC_KEYS, VARIANTS, Decision, Instance
+from core.formats import CATEGORIES, METRIC_KEYS, VARIANTS, Decision, Event, Instance
 
 NO_INTENTION = "*"
 LABELS = ("TP", "FN", "FP", "TN")
 SILENT_VARIANTS = ("negative", "no_formation", "state_change")
+
+
+class OrdinaryTally(NamedTuple):
+    moments: int  # ordinary events of one timeline before its decision moment
+    skipped: int  # of those, how many the context trigger skips
+
+
+def ordinary_events(instance: Instance, past: Sequence[Event]) -> list[Event]:
+    """A timeline's routine moments: the events before the decision that neither form an intention,
+    change its state nor are the decision moment (the generator's distractors and confusers). In live
+    use every event is a decision moment; these are the ones where speaking is never called for."""
+    special = {instance.decision_event} | {x for it in instance.intentions for x in (it.formation, it.state_change) if x}
+    return [e for e in past if e.id not in special]
 
 
 def _get(decision: Decision | Mapping[str, Any], key: str, default: Any = None) -> Any:
@@ -128,6 +141,10 @@ def _cost(decisions: Iterable[Any]) -> dict[str, Any]:
         "context_tokens_total": int(sum(toks)) if toks else None,
         # moments the context trigger (memory.trigger.enabled) answered with silence, skipping memory and reasoner
         "trigger_skip_share": _pct(sum(1 for d in decisions if _get(d, "trigger")), len(decisions)),
+        # the same at every ordinary event of the timelines (ordinary_events), with the memory as it stood
+        # there; null when the trigger was off
+        "trigger_ordinary_skip_share": _pct(sum(_get(d, "ordinary_skipped", 0) for d in decisions),
+                                            sum(_get(d, "ordinary_moments", 0) for d in decisions)),
     }
 
 

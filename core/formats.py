@@ -138,6 +138,9 @@ class Decision(_Open):
     suppressed_message: Optional[str] = None  # the message the guard kept back
     retrieval_only: Optional[bool] = None  # the bench asked no reasoner, only the memory
     trigger: Optional[str] = None  # why the context trigger skipped memory and the reasoner at this event
+    # bench only: the timeline's ordinary events before this moment, and how many the trigger skips there
+    ordinary_moments: Optional[int] = None
+    ordinary_skipped: Optional[int] = None
 
     @model_validator(mode="after")
     def _message_iff_assist(self) -> "Decision":
@@ -153,7 +156,7 @@ class Decision(_Open):
 
 DIAGNOSTICS = frozenset(("llm_called", "context_tokens", "gate_score", "now_score", "resolved", "error",
                          "raw_output", "reasoning", "guard", "suppressed_message", "retrieval_only",
-                         "trigger"))
+                         "trigger", "ordinary_moments", "ordinary_skipped"))
 
 
 class Profile(_Open):

@@ -109,6 +109,12 @@ class IntentionState(NamedTuple):
     status: str
 
 
+class IntentionSpan(NamedTuple):
+    event_id: str  # where it formed
+    formed_ts: float
+    ended_ts: Optional[float]  # its first resolved, expired or dismissed transition; None while live
+
+
 class FoundIntention(NamedTuple):
     event_id: str  # a stored event where an intention formed
     text: str
@@ -443,6 +449,14 @@ class Store:
         q = (f"SELECT event_id, id, status FROM intentions WHERE user_id=? AND id IS NOT NULL AND status IN {LIVE} "
              f"AND formed_ts<? ORDER BY formed_ts, id")
         return [IntentionState(*r) for r in self.db.execute(q, (user, before))]
+
+    def intention_spans(self, user: str) -> list[IntentionSpan]:
+        """Every intention with when it formed and when it stopped being live: enough to tell which
+        were open at any past moment."""
+        q = ("SELECT i.event_id, i.formed_ts, (SELECT MIN(t.ts) FROM intention_transitions t WHERE t.user_id=i.user_id "
+             "AND t.intention_id=i.id AND t.state IN ('resolved', 'expired', 'dismissed')) FROM intentions i "
+             "WHERE i.user_id=? AND i.id IS NOT NULL AND i.formed_ts IS NOT NULL ORDER BY i.formed_ts")
+        return [IntentionSpan(*r) for r in self.db.execute(q, (user,))]
 
     def delete_event(self, user: str, event_id: str) -> bool:
         """Forget one event of this user and everything derived from it (facts, cues, their vectors,

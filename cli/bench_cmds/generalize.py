@@ -20,7 +20,9 @@ def register(sub) -> None:
                    help="training timelines per fold (default: training.train_instances of the config)")
     p.add_argument("--n-test", type=int, default=40, help="test timelines per held-out category (default: 40)")
     p.add_argument("--systems", default=None,
-                   help="comma-separated systems (default: promem,no-memory,full-context,rag-bm25,rag-embed)")
+                   help="comma-separated systems (default: promem,no-memory,full-context,rag-bm25,rag-embed); "
+                        "promem+trigger adds promem with the context trigger on (memory.trigger), on the same "
+                        "fold models")
     p.add_argument("--seed", type=int, default=None,
                    help="generation seed of the training timelines; test ones use seed + 1 (default: training.seed)")
     p.add_argument("--judge", help="keywords | llm (default: bench.judge of the config)")
@@ -32,7 +34,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from bench.generalize import SYSTEMS, GeneralizeError, Settings
+    from bench.generalize import SYSTEMS, TRIGGER_SYSTEM, GeneralizeError, Settings
     from bench.generalize import run as run_generalize
     from bench.systems import PROMEM_MISSING, system_names
     from core.registry import UnknownBackend
@@ -41,8 +43,9 @@ def run(args) -> int:
     cfg = config_from(args)
     systems = [s.strip() for s in (args.systems or ",".join(SYSTEMS)).split(",") if s.strip()]
     for s in systems:
-        if s not in system_names():
-            why = PROMEM_MISSING if s == "promem" else f"unknown system {s!r}; available: {', '.join(system_names())}"
+        if s not in system_names() and not (s == TRIGGER_SYSTEM and "promem" in system_names()):
+            why = (PROMEM_MISSING if s in ("promem", TRIGGER_SYSTEM)
+                   else f"unknown system {s!r}; available: {', '.join(system_names())}")
             print(f"promem bench generalize: {why}", file=sys.stderr)
             return 2
     if args.n_test < 1 or (args.n_train is not None and args.n_train < 1):

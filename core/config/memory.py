@@ -62,7 +62,9 @@ class TriggerConfig(Section):
 
     enabled: bool = False
     min_content_words: int = Field(4, ge=0)  # fewer content words in caption and transcript: skipped
-    min_similarity: float = Field(0.35, ge=-1, le=1)  # cue-space cosine to the nearest open intention's event
+    # thresholds from `python -m bench.trigger_fit` (training data only, cross-fitted by category)
+    min_similarity: float = Field(0.40, ge=-1, le=1)  # cue-space cosine to the nearest open intention's event
+    min_cue_score: float = Field(0.38, ge=-1, le=1)  # or to the nearest earlier event of any kind (a missed formation)
 
 
 class MemoryConfig(Section):

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from bench import generalize as gen
+from bench.judges import build_judge
 from bench.generator import generate, load_seeds, seed_categories
 from core.config import load_config
 from core.formats import CATEGORIES, METRIC_KEYS
@@ -175,3 +176,41 @@ def test_a_fold_reruns_missing_systems_and_those_with_failed_instances():
                                    "no-memory": gen.SystemFigures(failed=2, **fig)})
     assert gen._to_run(fold, ["rag-bm25", "no-memory", "promem"]) == ["no-memory", "promem"]
     assert gen._to_run(fold, ["rag-bm25"]) == []
+
+
+def test_trigger_pseudo_system_runs_promem_with_the_trigger_on_the_same_fold_models(tmp_path):
+    """promem+trigger beside promem: one fold model set, two decision caches (trigger off / on), the
+    trigger's skip shares in its figures and in the report's trigger table."""
+    from bench.harness import config_hash
+
+    recipe = yaml.safe_load((REPO / "training" / "configs" / "gate.yaml").read_text())
+    recipe.update(trees=20, folds=0, now_data=None)
+    (tmp_path / "gate.yaml").write_text(yaml.safe_dump(recipe))
+    cfg = load_config()
+    cfg.memory.construction.cue_encoder = "base"
+    cfg.memory.construction.linker = "none"
+    systems = ["promem", gen.TRIGGER_SYSTEM]
+    s = gen.Settings(folds=6, n_train=16, n_test=2, seed=0, systems=systems, recipes={"gate": str(tmp_path / "gate.yaml")})
+    out = tmp_path / "out"
+    plan = gen.plan_folds(seed_categories(), 6)[0]
+    fold = gen.run_fold(plan, s, cfg, out, build_judge(cfg, "keywords"), gen.load_recipes(s), progress=False)
+    assert not fold.errors and fold.retrained == ["gate"] and set(fold.results) == set(systems)
+    off, on = fold.results["promem"], fold.results[gen.TRIGGER_SYSTEM]
+    assert off.instances == on.instances == fold.n_test
+    assert off.extra_metrics["trigger_skip_share"] == 0 and off.extra_metrics["trigger_ordinary_skip_share"] is None
+    assert on.extra_metrics["trigger_ordinary_skip_share"] is not None
+    fold_dir = out / "folds" / plan.name
+    fcfg = gen.fold_config(cfg, gen.fold_models(cfg, fold_dir / "artifacts"), fold_dir, out / "cache")
+    name, tcfg = gen.system_run(gen.TRIGGER_SYSTEM, fcfg)
+    assert name == "promem" and tcfg.memory.trigger.enabled and not fcfg.memory.trigger.enabled
+    for c in (fcfg, tcfg):  # each run cached under its own config
+        assert len(list((out / "cache" / "runs" / "promem" / config_hash(c, False)).glob("*.json"))) == fold.n_test
+    rows = json.loads((fold_dir / f"RESULT.{gen.TRIGGER_SYSTEM}.json").read_text())["instances"]
+    skipped = [r for r in rows if r["decision"].get("trigger")]
+    assert all(not r["decision"]["assist"] and r["decision"]["retrieved"] == [] for r in skipped)
+    assert all(r["decision"]["ordinary_moments"] >= r["decision"]["ordinary_skipped"] >= 0 for r in rows)
+    report = gen.Report(settings=s, config=cfg.source, categories=seed_categories(), folds=[fold],
+                        mean=gen.summarize([fold], systems)[0], worst_fd=gen.summarize([fold], systems)[1],
+                        wall_s=1.0, folds_wall_s=1.0, date="2026-12-01T00:00:00Z")
+    md = gen.render(report)
+    assert "## Context trigger" in md and f"| mean | all | {gen.TRIGGER_SYSTEM} |" in md

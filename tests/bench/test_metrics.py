@@ -131,3 +131,24 @@ def test_breakdown_by_an_extra_dotted_key():
             decision(insts[2], False, None, ["e1"])]
     bd = compute_metrics(insts, decs, None, group_by=["source.relation_type"])["breakdown"]["source.relation_type"]
     assert bd == {"causal": {**bd["causal"], "DIR": 100.0, "n": 1}, "goal": {**bd["goal"], "DIR": 0.0, "n": 1}}
+
+
+def test_trigger_skip_shares_over_decision_and_ordinary_moments():
+    insts, decs, judged = case_set()
+    assert compute_metrics(insts, decs, judged)["extra"]["trigger_ordinary_skip_share"] is None  # trigger off
+    decs[1].trigger = "trigger: 2 content word(s) (< 4)"
+    for d, (n, k) in zip(decs, [(10, 6), (20, 15), (5, 0), (5, 5), (0, 0), (10, 4)]):
+        d.ordinary_moments, d.ordinary_skipped = n, k
+    x = compute_metrics(insts, decs, judged)["extra"]
+    assert x["trigger_skip_share"] == pytest.approx(16.67)  # 1 of 6 decision moments
+    assert x["trigger_ordinary_skip_share"] == 60.0  # 30 of 50 ordinary moments, pooled over timelines
+
+
+def test_ordinary_events_are_those_no_intention_names():
+    from bench.metrics import ordinary_events
+
+    sc = model(instance("sc", "state_change", [intention("i1", "e1", KW, state_change="e3")]))
+    nf = model(instance("nf", "no_formation"))
+    for inst, special in ((sc, {"e1", "e3", sc.decision_event}), (nf, {nf.decision_event})):
+        got = [e.id for e in ordinary_events(inst, inst.events[:-1])]
+        assert got == [e.id for e in inst.events[:-1] if e.id not in special] and got
