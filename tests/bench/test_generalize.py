@@ -28,9 +28,9 @@ def test_category_filter_keeps_only_those_seeds_and_is_identity_without_filter()
     plain = [json.dumps(i.dump()) for i in generate(40, seed=3, split="test")]
     every = [json.dumps(i.dump()) for i in generate(40, seed=3, split="test", categories=list(CATEGORIES))]
     assert plain == every
-    # "all": both splits' seeds of a category
-    both = {i.model_extra["seed"] for i in generate(4 * 40, seed=1, split="all", categories=["work"])}
-    only_train = {i.model_extra["seed"] for i in generate(4 * 40, seed=1, split="train", categories=["work"])}
+    # "all": both splits' seeds of a category (4 * 60 instances walk every one of its seeds)
+    both = {i.model_extra["seed"] for i in generate(4 * 60, seed=1, split="all", categories=["work"])}
+    only_train = {i.model_extra["seed"] for i in generate(4 * 60, seed=1, split="train", categories=["work"])}
     assert only_train < both and {SEED_CATEGORY[s] for s in both} == {"work"}
     with pytest.raises(ValueError, match="unknown category"):
         generate(4, categories=["astronomy"])
@@ -104,7 +104,7 @@ def test_each_fold_trains_its_own_gate_and_the_systems_use_it(tiny):
         fcfg = gen.fold_config(cfg, gen.fold_models(cfg, fold_dir / "artifacts"), fold_dir, out / "cache")
         assert fcfg.reasoner.gate.path == str(fold_dir / "artifacts" / "gate")
         h = config_hash(fcfg, False)
-        assert len(list((out / "cache" / "runs" / "rag-bm25" / h).glob("*.json"))) == f.n_test == 16
+        assert len(list((out / "cache" / "runs" / "rag-bm25" / h).glob("*.json"))) == f.n_test == s.n_test * len(f.held_out)
         hashes.add(h)
         for system in SYSTEMS:
             result = json.loads((fold_dir / f"RESULT.{system}.json").read_text())
@@ -127,7 +127,7 @@ def test_report_has_per_fold_and_mean_rows_and_wall_time(tiny):
     md = (out / gen.REPORT_MD).read_text()
     for f in report.folds:
         for system in SYSTEMS:
-            assert f"| {f.fold + 1} | {'+'.join(f.held_out)} | {system} | 16 |" in md
+            assert f"| {f.fold + 1} | {'+'.join(f.held_out)} | {system} | {f.n_test} |" in md
     for system in SYSTEMS:
         assert f"| mean | all | {system} |" in md
 
