@@ -68,17 +68,24 @@ def test_fold_training_data_holds_no_seed_of_its_held_out_categories():
 SYSTEMS = ["rag-bm25", "no-memory"]
 
 
+def _small_gate_setup(folder, trees: int):
+    """A small gate recipe (no CAB) written to folder/gate.yaml, and a config with cue encoder "base"
+    and no linker: the gate is the model trained per fold."""
+    recipe = yaml.safe_load((REPO / "training" / "configs" / "gate.yaml").read_text())
+    recipe.update(trees=trees, folds=0, now_data=None)
+    (folder / "gate.yaml").write_text(yaml.safe_dump(recipe))
+    cfg = load_config()
+    cfg.memory.construction.cue_encoder = "base"
+    cfg.memory.construction.linker = "none"
+    return cfg
+
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """Two folds, 16 training timelines each, a small gate recipe (no CAB), cue encoder "base" and
     no linker: the gate is the model trained per fold."""
     root = tmp_path_factory.mktemp("generalize")
-    recipe = yaml.safe_load((REPO / "training" / "configs" / "gate.yaml").read_text())
-    recipe.update(trees=30, folds=0, now_data=None)
-    (root / "gate.yaml").write_text(yaml.safe_dump(recipe))
-    cfg = load_config()
-    cfg.memory.construction.cue_encoder = "base"
-    cfg.memory.construction.linker = "none"
+    cfg = _small_gate_setup(root, trees=30)
     s = gen.Settings(folds=2, n_train=16, n_test=4, seed=0, systems=SYSTEMS, recipes={"gate": str(root / "gate.yaml")})
     out = root / "out"
     report = gen.run(cfg, s, out, progress=False)
@@ -183,12 +190,7 @@ def test_trigger_pseudo_system_runs_promem_with_the_trigger_on_the_same_fold_mod
     trigger's skip shares in its figures and in the report's trigger table."""
     from bench.harness import config_hash
 
-    recipe = yaml.safe_load((REPO / "training" / "configs" / "gate.yaml").read_text())
-    recipe.update(trees=20, folds=0, now_data=None)
-    (tmp_path / "gate.yaml").write_text(yaml.safe_dump(recipe))
-    cfg = load_config()
-    cfg.memory.construction.cue_encoder = "base"
-    cfg.memory.construction.linker = "none"
+    cfg = _small_gate_setup(tmp_path, trees=20)
     systems = ["promem", gen.TRIGGER_SYSTEM]
     s = gen.Settings(folds=6, n_train=16, n_test=2, seed=0, systems=systems, recipes={"gate": str(tmp_path / "gate.yaml")})
     out = tmp_path / "out"

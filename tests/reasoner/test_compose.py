@@ -11,22 +11,11 @@ from bench.judges.keywords import addresses
 from core.formats import Event
 from reasoner.gate.compose import (MAX_CAPTION_WORDS, MAX_SPEECH_WORDS, MAX_WORDS, compose_message, compose_now,
                                    place_phrase, word_count)
+from tests.support.text import longest_shared_run
 
 WHEN = re.compile(r"\b(yesterday|today|this (morning|afternoon|evening|night)|last night|on \w+day)\b")
-TOKEN = re.compile(r"[a-z0-9][a-z0-9'’-]*")
 
 
-def _longest_run(msg: str, source: str) -> int:
-    """The longest run of consecutive words of `source` that `msg` repeats."""
-    a, b = TOKEN.findall(msg.lower()), TOKEN.findall(source.lower())
-    best = 0
-    for i in range(len(a)):
-        for j in range(len(b)):
-            k = 0
-            while i + k < len(a) and j + k < len(b) and a[i + k] == b[j + k]:
-                k += 1
-            best = max(best, k)
-    return best
 
 
 def _positives(instances):
@@ -47,8 +36,8 @@ def _check(formation: Event, current: Event) -> str:
     if place_phrase(current):  # a place with sayable words (not "phone call")
         assert msg.startswith("You're at "), msg
     assert said.evidence == [formation.id]
-    assert _longest_run(msg, formation.visual or "") <= MAX_CAPTION_WORDS, msg
-    assert _longest_run(msg, formation.audio or "") <= MAX_SPEECH_WORDS + 1, msg  # +1: a word the caption shares
+    assert longest_shared_run(msg, formation.visual or "") <= MAX_CAPTION_WORDS, msg
+    assert longest_shared_run(msg, formation.audio or "") <= MAX_SPEECH_WORDS + 1, msg  # +1: a word the caption shares
     assert not re.search(r"\d", msg), msg  # the positives' formations are days, not weeks, old
     return msg
 
