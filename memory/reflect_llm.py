@@ -11,7 +11,6 @@ dropped with a reason, and the rest is kept. Nothing here writes to the store.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from datetime import date
 from pathlib import Path
@@ -20,12 +19,10 @@ from typing import Annotated, Sequence
 from pydantic import BaseModel, Field, StringConstraints
 
 from core.formats import Event
-from core.providers.llm_openai import LLMError
-from memory.construct.llm import MalformedOutput, parse
+from memory.construct.llm import NoUsableAnswer, ask_json, parse
 from memory.intentions import IntentionRecord
 from memory.store import FoundIntention, FoundLink
 
-log = logging.getLogger(__name__)
 PROMPT = Path(__file__).resolve().parent / "prompts" / "reflection.v1.txt"
 MODEL_SCORE = 1.0  # the score of an intention or state change the model names (it gives no probability)
 
@@ -129,14 +126,7 @@ def check(out: ReflectionOut, events: Sequence[Event], live: Sequence[IntentionR
 
 def ask(llm, prompt: str, what: str) -> ReflectionOut:
     """One retry on a malformed answer; a failed call (timeout, HTTP error) is not repeated."""
-    errors = []
-    for attempt in (1, 2):
-        try:
-            return parse_reflection(llm.chat([{"role": "user", "content": prompt}]))
-        except MalformedOutput as exc:
-            errors.append(f"attempt {attempt}: {exc}")
-            log.debug("%s: %s", what, exc)
-        except LLMError as exc:
-            errors.append(f"attempt {attempt}: {exc}")
-            break
-    raise ModelFailed("; ".join(errors))
+    try:
+        return ask_json(llm, prompt, ReflectionOut, what, retry_failed_call=False)
+    except NoUsableAnswer as exc:
+        raise ModelFailed("; ".join(exc.attempts)) from None

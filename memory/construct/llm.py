@@ -73,6 +73,29 @@ def parse(model: type[BaseModel], text: str):
         raise MalformedOutput(f"JSON does not match the schema: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
 
 
+class NoUsableAnswer(MalformedOutput):
+    """Every attempt of ask_json failed; `attempts` says how, one line each."""
+
+    def __init__(self, what: str, attempts: list[str]):
+        super().__init__(f"{what}: " + "; ".join(attempts))
+        self.attempts = attempts
+
+
+def ask_json(llm, prompt: str, model: type[BaseModel], what: str, retry_failed_call: bool = True):
+    """The model's answer parsed as `model`, asking once more on malformed output (and, with
+    retry_failed_call, on a failed call: timeout, HTTP error); raises NoUsableAnswer after that."""
+    errors = []
+    for attempt in (1, 2):
+        try:
+            return parse(model, llm.chat([{"role": "user", "content": prompt}]))
+        except (MalformedOutput, LLMError) as exc:
+            errors.append(f"attempt {attempt}: {exc}")
+            log.debug("%s: %s", what, exc)
+            if isinstance(exc, LLMError) and not retry_failed_call:
+                break
+    raise NoUsableAnswer(what, errors)
+
+
 def render_event(e: Event) -> str:
     # json.dumps quotes the sensory text, so it reads as data, never as prompt structure
     return json.dumps({"time": e.time, "location": e.location, "seen": e.visual, "heard": e.audio}, ensure_ascii=False)
@@ -88,15 +111,7 @@ class LLMConstructor:
         self.link_prompt = (PROMPTS / LINK_PROMPT).read_text(encoding="utf-8")
 
     def _ask(self, prompt: str, model: type[BaseModel], what: str):
-        """One retry on malformed output; raises MalformedOutput / LLMError after that."""
-        errors = []
-        for attempt in (1, 2):
-            try:
-                return parse(model, self.llm.chat([{"role": "user", "content": prompt}]))
-            except (MalformedOutput, LLMError) as exc:
-                errors.append(f"attempt {attempt}: {exc}")
-                log.debug("%s: %s", what, exc)
-        raise MalformedOutput(f"{what}: " + "; ".join(errors))
+        return ask_json(self.llm, prompt, model, what)
 
     def extract(self, events: list[Event]) -> list[Built]:
         drafts = []
