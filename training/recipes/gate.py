@@ -186,7 +186,12 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
                         recipe.routine, most_alike)
     if not pairs or not any(p.label for p in pairs):
         raise TrainingError("no positive training pairs: the training data holds no usable positive instances")
-    X = np.concatenate([fit_feat.features([p.past], p.current) for p in pairs])
+    by_id = {i.id: i for i in instances}
+
+    def reference(p) -> list[Event]:  # the pair's timeline before the moment, as retrieval would offer it
+        return [e for e in by_id[p.instance].events if e.dt < p.current.dt][-recipe.calib_candidates:] or [p.past]
+
+    X = np.concatenate([fit_feat.features([p.past], p.current, reference(p)) for p in pairs])
     Y = np.array([p.label for p in pairs], dtype=np.int64)
     groups = np.array([fold[p.instance] for p in pairs])
     log.info("gate: %d training pairs (%d positive) from %d instances, %d-fold calibration",
