@@ -99,14 +99,14 @@ class Featurizer:
             return np.zeros((0, len(FEATURES)), dtype=np.float32)
         if self.roles is None:
             raise RuntimeError("the featurizer needs the event role classifiers (a trained gate)")
-        ref = list(reference) or list(past)
-        events = [*past, *ref, current]
+        events = [*past, *reference, current]
         vecs = np.stack(self.embed(events))
         cue = np.stack(self.embed_cue(events))
         roles = self.roles(events, vecs)
         cos, cue_cos = vecs[:-1] @ vecs[-1], cue[:-1] @ cue[-1]
         n = len(past)
-        mid = (float(np.median(cos[n:])), float(np.median(cue_cos[n:])), float(np.median(roles[n:-1, 0])))
+        ref = slice(n, len(events) - 1) if reference else slice(0, n)  # rows of the reference events
+        mid = (float(np.median(cos[ref])), float(np.median(cue_cos[ref])), float(np.median(roles[ref, 0])))
         return np.stack([np.concatenate([
             pair_features(float(cos[i]), float(cue_cos[i]), roles[i], roles[-1], p, current),
             np.array([cos[i] - mid[0], cue_cos[i] - mid[1], roles[i, 0] - mid[2]], dtype=np.float32)])

@@ -32,3 +32,5 @@ def test_relative_columns_are_offsets_from_the_median_and_shift_free():
     other = Featurizer(enc, roles=_intent_by_words(0.0)).features(past, current, ref)
     assert np.allclose(other[:, col["content_cos"]], low[:, col["content_cos"]], atol=1e-5)
     assert not np.allclose(other[:, col["content_cos_rel"]], low[:, col["content_cos_rel"]])
+    ref_cos = Featurizer(enc, roles=_intent_by_words(0.0)).features(ref, current)[:, col["content_cos"]]
+    assert np.allclose(other[:, col["content_cos_rel"]], other[:, col["content_cos"]] - np.median(ref_cos), atol=1e-5)
