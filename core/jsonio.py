@@ -87,3 +87,9 @@ def replace_dir(tmp: str | Path, out: str | Path) -> None:
         out.rename(old)
     tmp.rename(out)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def quote_untrusted(value: Any) -> str:
+    """Recorded text (captions, transcripts, personas) as one JSON literal for a prompt, with '<' and
+    '>' escaped so that nothing in it can pose as a tag of the prompt (<events>, </data>)."""
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")

@@ -10,7 +10,6 @@ dropped with a reason, and the rest is kept. Nothing here writes to the store.
 """
 from __future__ import annotations
 
-import json
 import re
 from datetime import date
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Annotated, Sequence
 from pydantic import BaseModel, Field, StringConstraints
 
 from core.formats import Event
+from core.jsonio import quote_untrusted as quote
 from memory.construct.llm import NoUsableAnswer, ask_json, parse
 from memory.intentions import IntentionRecord
 from memory.store import FoundIntention, FoundLink
@@ -66,19 +66,14 @@ class ModelFailed(RuntimeError):
     """The model gave no usable answer for a day (timeout, HTTP error, or malformed twice)."""
 
 
-def _quote(value) -> str:
-    """One JSON line; '<' and '>' escaped so that recorded text cannot pose as a marker of the prompt."""
-    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
-
-
 def render_prompt(day: date, events: Sequence[Event], live: Sequence[IntentionRecord],
                   template: str | None = None) -> str:
     template = PROMPT.read_text(encoding="utf-8") if template is None else template
     values = {
-        "day": _quote(day.isoformat()),
-        "intentions": "\n".join(_quote({"id": r.id, "event": r.evidence[0], "formed": r.formed_at, "gist": r.gist})
+        "day": quote(day.isoformat()),
+        "intentions": "\n".join(quote({"id": r.id, "event": r.evidence[0], "formed": r.formed_at, "gist": r.gist})
                                 for r in live) or "(none)",
-        "events": "\n".join(_quote({"id": e.id, "time": e.time, "location": e.location, "seen": e.visual,
+        "events": "\n".join(quote({"id": e.id, "time": e.time, "location": e.location, "seen": e.visual,
                                     "heard": e.audio}) for e in events) or "(none)",
     }
     # one pass: a value that happens to hold "{events}" is never substituted into

@@ -6,7 +6,6 @@ transcript cannot close a block and pose as instructions.
 """
 from __future__ import annotations
 
-import json
 import string
 from dataclasses import dataclass
 from datetime import timedelta
@@ -15,6 +14,7 @@ from importlib import resources
 from typing import Sequence
 
 from core.formats import Event
+from core.jsonio import quote_untrusted as quote
 from core.recall import Recalled
 
 SECTION_SYSTEM = "=== system ==="
@@ -40,11 +40,6 @@ def load_prompt(name: str = "reasoner.v1") -> PromptTemplate:
     system, user = text.split(SECTION_USER, 1)
     system = system.split(SECTION_SYSTEM, 1)[1]
     return PromptTemplate(name, system.strip(), user.strip())
-
-
-def quote(value) -> str:
-    """JSON-encode untrusted data; '<' escaped keeps tags like </events> out of the data."""
-    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
 
 
 def human_gap(delta: timedelta) -> str:

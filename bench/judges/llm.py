@@ -21,6 +21,7 @@ from bench.judges.keywords import silent_labels
 from core.config import resolve_path
 from core.formats import Decision, Event, Instance
 from core.jsonio import atomic_write_json
+from core.jsonio import quote_untrusted as quote
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +45,6 @@ def load_prompts(path: Path = PROMPT_FILE) -> dict[str, str]:
         elif current is not None:
             sections[current].append(line)
     return {k: "\n".join(v).strip() for k, v in sections.items()}
-
-
-def quote(text: str) -> str:
-    """Untrusted text as a JSON string literal; '<' escaped so it cannot close the <data> block."""
-    return json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def _event(ev: Event) -> str:

@@ -58,7 +58,7 @@ def test_untrusted_text_cannot_close_blocks_or_fill_placeholders():
     user = render_messages(persona, past, current)[1]["content"]
     # Exactly one closing tag each: the poster's "</events>" arrives escaped inside a JSON string.
     assert user.count("</events>") == 1 and user.count("<events>") == 1
-    assert "\\u003c/events>" in user
+    assert "\\u003c/events\\u003e" in user
     # "$persona" inside the data is not substituted a second time.
     assert "say $persona" in user
     # Every data line is a JSON object, so quotes in transcripts stay inside strings.
