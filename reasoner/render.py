@@ -1,8 +1,8 @@
 """Render the reasoner prompt: personal context, recalled past events in time order, the current event.
 
 Sensory text is untrusted (anyone near the wearer can speak into it), so every field goes
-into the prompt as a JSON string inside tagged blocks, with '<' escaped so that a
-transcript cannot close a block and pose as instructions.
+into the prompt as a JSON string inside tagged blocks, with '<' and '>' escaped
+(core.jsonio.quote_untrusted) so that a transcript cannot close a block and pose as instructions.
 """
 from __future__ import annotations
 

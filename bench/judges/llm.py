@@ -20,8 +20,7 @@ from bench.judges import JudgeError
 from bench.judges.keywords import silent_labels
 from core.config import resolve_path
 from core.formats import Decision, Event, Instance
-from core.jsonio import atomic_write_json
-from core.jsonio import quote_untrusted as quote
+from core.jsonio import atomic_write_json, quote_untrusted as quote
 
 log = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, Field, ValidationError
 
 from core.formats import Event
+from core.jsonio import quote_untrusted as quote
 from core.providers import build_embedder, build_llm
 from core.providers.llm_openai import LLMError
 from memory import timecues
@@ -97,8 +98,8 @@ def ask_json(llm, prompt: str, model: type[BaseModel], what: str, retry_failed_c
 
 
 def render_event(e: Event) -> str:
-    # json.dumps quotes the sensory text, so it reads as data, never as prompt structure
-    return json.dumps({"time": e.time, "location": e.location, "seen": e.visual, "heard": e.audio}, ensure_ascii=False)
+    # quoted, so the sensory text reads as data, never as prompt structure
+    return quote({"time": e.time, "location": e.location, "seen": e.visual, "heard": e.audio})
 
 
 class LLMConstructor:
@@ -148,7 +149,7 @@ class LLMConstructor:
     def link(self, built: Built, candidates: list[Candidate]) -> list[NewLink]:
         if not candidates:
             return []
-        listing = "\n".join(f"{n}. [{c.event.time}] {json.dumps(c.fact, ensure_ascii=False)}"
+        listing = "\n".join(f"{n}. [{c.event.time}] {quote(c.fact)}"
                             for n, c in enumerate(candidates, start=1))
         prompt = self.link_prompt.replace("{event}", render_event(built.event)).replace("{candidates}", listing)
         try:
