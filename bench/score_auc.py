@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-SILENT = ("negative", "no_formation", "state_change")
+from bench.metrics import SILENT_VARIANTS
 
 
 def auc(pos: list[float], neg: list[float]) -> Optional[float]:
@@ -42,8 +42,8 @@ def score_auc(path: Path) -> ScoreAuc:
         # a moment the gate never scored (nothing recalled) ranks lowest
         scores.setdefault(row["variant"], []).append(float(row["decision"].get("gate_score") or 0.0))
     pos = scores.get("positive", [])
-    silent = [s for v in SILENT for s in scores.get(v, [])]
-    return ScoreAuc(str(path), auc(pos, silent), {v: auc(pos, scores.get(v, [])) for v in SILENT})
+    silent = [s for v in SILENT_VARIANTS for s in scores.get(v, [])]
+    return ScoreAuc(str(path), auc(pos, silent), {v: auc(pos, scores.get(v, [])) for v in SILENT_VARIANTS})
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -168,12 +168,13 @@ def main(argv=None) -> int:
     cache = Path(args.output).with_suffix(".moments.jsonl")
     moments = [Moment.model_validate_json(x) for x in cache.read_text().splitlines()] if cache.is_file() else []
     have = {m.fold for m in moments}
+    report_file = root / "generalize.json"  # the run's seed of the training timelines
+    seed = json.loads(report_file.read_text())["settings"]["seed"] if report_file.is_file() else 0
     for fold_file in sorted((root / "folds").glob(f"*/{FOLD_FILE}")):
         fold = FoldResult.model_validate_json(fold_file.read_text(encoding="utf-8"))
         name = fold_file.parent.name
         if name in have or "train" in fold.errors:
             continue
-        seed = json.loads((root / "generalize.json").read_text())["settings"]["seed"] if (root / "generalize.json").is_file() else 0
         new = measure_fold(cfg, fold_file.parent, fold.held_out, args.per_category, seed)
         with cache.open("a", encoding="utf-8") as f:  # a rerun resumes with the folds measured so far
             f.writelines(m.model_dump_json() + "\n" for m in new)

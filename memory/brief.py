@@ -57,8 +57,6 @@ class Brief(BaseModel):
     computed_at: Optional[str] = None  # set on a brief precomputed by reflection: when it was computed
 
 
-
-
 def _near(rec: IntentionRecord, at: datetime, near_hours: float) -> float:
     t = rec.trigger
     if not t.window_start or not t.window_end:

@@ -188,7 +188,9 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
         raise TrainingError("no positive training pairs: the training data holds no usable positive instances")
     by_id = {i.id: i for i in instances}
 
-    def reference(p) -> list[Event]:  # the pair's timeline before the moment, as retrieval would offer it
+    # what a candidate's relative features are weighed against: the events of the pair's timeline just
+    # before the moment (the retrieval-like choice, the most similar ones, did worse; BENCHMARKS.md)
+    def reference(p) -> list[Event]:
         return [e for e in by_id[p.instance].events if e.dt < p.current.dt][-recipe.calib_candidates:] or [p.past]
 
     X = np.concatenate([fit_feat.features([p.past], p.current, reference(p)) for p in pairs])
