@@ -2,7 +2,8 @@
 
 Each fold holds out whole generator categories. Every trained model of the config (cue encoder,
 linker, gate with its now head when CAB's train split is at hand) is trained by its recipe's
-train() on timelines generated from the OTHER categories' train-split seeds only, then every
+train() on timelines generated from the OTHER categories' train-split seeds only (plus the
+hand-written training timelines of training.extra_data in those categories), then every
 system is run on timelines generated from the held-out categories' seeds of BOTH splits (no
 model saw any seed of a held-out category, so its test-split seeds are as unseen as its train
 ones; using both doubles the scenarios a fold is tested on). Training keeps to the train split
@@ -131,13 +132,27 @@ def plan_folds(categories: Sequence[str], folds: Optional[int] = None) -> list[F
             for k, g in enumerate(groups)]
 
 
-def fold_data(plan: FoldPlan, s: Settings) -> tuple[list[Instance], list[Instance]]:
-    """(training timelines, test timelines) of one fold."""
+def fold_data(plan: FoldPlan, s: Settings, extra: Sequence[Instance] = ()) -> tuple[list[Instance], list[Instance]]:
+    """(training timelines, test timelines) of one fold. extra: the hand-written training timelines
+    (training.extra_data); those of the fold's training categories join its training timelines."""
     from bench.generator.engine import ALL, generate
 
     train = generate(s.n_train, s.seed, "train", categories=plan.train_categories)
+    train += [i for i in extra if i.category in plan.train_categories]
     test = generate(s.n_test * len(plan.held_out), s.seed + 1, ALL, categories=plan.held_out)
     return train, test
+
+
+def extra_training(cfg: Config) -> list[Instance]:
+    """The instances of training.extra_data, as `promem train` joins them (missing files skipped)."""
+    from core.config import resolve_path
+    from training.data import load_instances
+
+    paths = [resolve_path(p) for p in cfg.training.extra_data]
+    for p in paths:
+        if not p.is_file():
+            log.warning("no extra training data at %s (training.extra_data); folds train without it", p)
+    return [i for p in paths if p.is_file() for i in load_instances(p)]
 
 
 def _write_jsonl(path: Path, instances: Sequence[Instance]) -> None:
@@ -283,7 +298,8 @@ def _to_run(fold: FoldResult, systems: Sequence[str]) -> list[str]:
 
 
 def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, recipes: dict[str, BaseModel],
-             now_instances: Sequence[Instance] = (), progress: bool = True) -> FoldResult:
+             now_instances: Sequence[Instance] = (), progress: bool = True,
+             extra: Sequence[Instance] = ()) -> FoldResult:
     from bench.harness import HarnessError, run_benchmark
     from bench.systems import SystemUnavailable
     from training.errors import TrainingError
@@ -293,7 +309,7 @@ def run_fold(plan: FoldPlan, s: Settings, cfg: Config, out: Path, judge, recipes
     done = load_fold(fold_dir / FOLD_FILE, key)
     if done is not None and not _to_run(done, s.systems):
         return done  # trained and evaluated for every asked system: nothing to do
-    train, test = fold_data(plan, s)
+    train, test = fold_data(plan, s, extra)
     fold_dir.mkdir(parents=True, exist_ok=True)
     train_path, test_path = fold_dir / "train.jsonl", fold_dir / "test.jsonl"
     _write_jsonl(train_path, train)
@@ -372,9 +388,10 @@ def run(cfg: Config, s: Settings, out: str | Path, progress: bool = True) -> Rep
     judge = build_judge(cfg, s.judge)
     recipes = load_recipes(s)
     now_instances = load_now(cfg, recipes["gate"])
+    extra = extra_training(cfg)
     results = []
     for plan in tqdm(plans, desc="generalize: folds", unit="fold", disable=not progress):
-        results.append(run_fold(plan, s, cfg, out, judge, recipes, now_instances, progress))
+        results.append(run_fold(plan, s, cfg, out, judge, recipes, now_instances, progress, extra))
     mean, worst = summarize(results, s.systems)
     report = Report(settings=s, config=cfg.source, categories=categories, folds=results, mean=mean,
                     worst_fd=worst, wall_s=round(time.perf_counter() - t0, 1),

@@ -6,6 +6,7 @@ attacker's words; anything the assistant says about it goes through clean_phrase
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Function words, plus the words every caption uses for its subject ("The user is ..."): none of
 # them says what a moment is about.
@@ -19,9 +20,11 @@ some any each every all both few more most other such only own same again once s
 user users person people someone somebody something thing things one ones two three four five six seven eight nine ten
 """.split())
 
-WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
+# Letters of any script ([^\W\d_]: "Concepción", "carvão", "Köln" stay whole); digits never.
+_LETTER = r"[^\W\d_]"
+WORD_RE = re.compile(rf"{_LETTER}(?:(?:{_LETTER}|['’-])*{_LETTER})?")
 # A word not glued to a digit: the "th" of "25th" or the "A" of "A4" is no word to speak.
-_SPOKEN_WORD_RE = re.compile(r"(?<![0-9A-Za-z])(?:[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z])(?![0-9A-Za-z])")
+_SPOKEN_WORD_RE = re.compile(rf"(?<![^\W_])(?:{_LETTER}(?:(?:{_LETTER}|['’-])*{_LETTER})?)(?![^\W_])")
 URL_RE = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|net|io|info|biz|co|ly|me|app)\b\S*", re.I)
 EMAIL_RE = re.compile(r"\S+@\S+")
 # Imperatives a recording could address to the assistant or the user; never part of a spoken name.
@@ -43,7 +46,9 @@ def content_words(text: str) -> list[str]:
 def clean_phrase(text: str, max_words: int) -> str:
     """At most max_words words of `text`, with no digits, URLs, e-mail addresses, imperatives, fillers
     or punctuation beyond hyphens and apostrophes, and no stopwords at either end."""
-    text = EMAIL_RE.sub(" ", URL_RE.sub(" ", text or ""))
+    # NFC: an accent typed as a combining mark ("a" + U+0303) joins its letter, so the word stays whole.
+    # e-mail addresses first: a URL match would take their domain and leave the name ("jörg@").
+    text = URL_RE.sub(" ", EMAIL_RE.sub(" ", unicodedata.normalize("NFC", text or "")))
     # WORD_RE takes letters only, so numbers (phone numbers, codes, amounts) never get through.
     words = [w for w in (m.group(0) for m in _SPOKEN_WORD_RE.finditer(text)) if w.lower() not in IMPERATIVES and w.lower() not in FILLERS]
     while words and words[0].lower() in STOPWORDS:

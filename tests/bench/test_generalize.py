@@ -64,6 +64,16 @@ def test_fold_training_data_holds_no_seed_of_its_held_out_categories():
     assert not held_texts & {ev.text() for i in train for ev in i.events}
 
 
+def test_hand_written_training_timelines_join_only_their_fold_s_training_categories():
+    extra = gen.extra_training(load_config())
+    assert {i.model_extra["pack"] for i in extra} == {"voices"} and len({i.category for i in extra}) == 8
+    plan = gen.plan_folds(seed_categories(), 4)[1]
+    train, _ = gen.fold_data(plan, gen.Settings(n_train=16, n_test=4, seed=2), extra)
+    joined = [i for i in train if i.model_extra.get("pack") == "voices"]
+    assert joined and {i.category for i in joined} <= set(plan.train_categories)
+    assert len(joined) == sum(i.category in plan.train_categories for i in extra)
+
+
 # -- one tiny real run ------------------------------------------------------------------------------
 SYSTEMS = ["rag-bm25", "no-memory"]
 
@@ -75,6 +85,7 @@ def _small_gate_setup(folder, trees: int):
     recipe.update(trees=trees, folds=0, now_data=None)
     (folder / "gate.yaml").write_text(yaml.safe_dump(recipe))
     cfg = load_config()
+    cfg.training.extra_data = []  # generated timelines only: a tiny run
     cfg.memory.construction.cue_encoder = "base"
     cfg.memory.construction.linker = "none"
     return cfg

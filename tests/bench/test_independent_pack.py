@@ -13,8 +13,8 @@ import yaml
 
 from bench.generator.text import ROLES, fill
 from bench.judges.keywords import KeywordJudge, addresses
-from bench.packs.independent import build
-from bench.packs.independent.build import BUILT, SCENARIOS, PackError, build_instances, load_scenarios, to_jsonl
+from bench.packs import build
+from bench.packs.build import BUILT, SCENARIOS, PackError, build_instances, load_scenarios, to_jsonl
 from bench.validate import validate_file
 from core.formats import CATEGORIES, VARIANTS, Decision
 
@@ -56,12 +56,12 @@ def _content(text: str) -> set[str]:
 
 def test_committed_file_equals_a_fresh_build(instances):
     assert BUILT.read_text(encoding="utf-8") == to_jsonl(instances), \
-        "independent.jsonl is stale: run python -m bench.packs.independent.build"
+        "independent.jsonl is stale: run python -m bench.packs.build independent"
 
 
 def test_build_cli_writes_the_same_file(tmp_path):
     out = tmp_path / "pack.jsonl"
-    subprocess.run([sys.executable, "-m", "bench.packs.independent.build", "-o", str(out)], cwd=ROOT, check=True,
+    subprocess.run([sys.executable, "-m", "bench.packs.build", "independent", "-o", str(out)], cwd=ROOT, check=True,
                    capture_output=True)
     assert out.read_bytes() == BUILT.read_bytes()
 
@@ -176,7 +176,7 @@ def test_the_builder_reads_nothing_of_the_generator():
     assert "bench.generator" not in source and "bench/generator" not in source
 
 
-_PACK_REF = re.compile(r"""bench[./]packs|packs[./]independent|independent\.jsonl|["']packs["']""")
+_PACK_REF = re.compile(r"""packs[./]independent|independent\.jsonl|["']independent["']""")
 
 
 def test_no_training_or_tuning_code_path_mentions_the_pack():
@@ -208,7 +208,7 @@ def test_bad_scenarios_are_named_with_the_file_and_the_reason(tmp_path):
     bad.write_text(_one_scenario_yaml(formation=late), encoding="utf-8")
     with pytest.raises(PackError, match=r"lagos-toner \(positive\): times must strictly increase"):
         build_instances(load_scenarios(bad))
-    out = subprocess.run([sys.executable, "-m", "bench.packs.independent.build", "--scenarios", str(bad), "-o",
+    out = subprocess.run([sys.executable, "-m", "bench.packs.build", "independent", "--scenarios", str(bad), "-o",
                           str(tmp_path / "x.jsonl")], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 1 and "times must strictly increase" in out.stderr
     assert not (tmp_path / "x.jsonl").exists()

@@ -93,3 +93,44 @@ def test_hesitations_of_a_transcript_are_not_spoken_back():
     now = Event(id="n", time="2026-09-18T17:30:00-07:00", location="clinic", visual="At the surgery reception.")
     msg = compose_message([said], now).message
     assert "sick note" in msg and not re.search(r"\b(uh|um|erm)\b", msg), msg
+
+
+def test_words_of_other_languages_are_said_whole():
+    said = Event(id="f", time="2026-09-17T20:00:00-03:00", location="casa, cozinha",
+                 visual="A kitchen counter with an empty paper sack.",
+                 audio="[Bruna] o carvão acabou, tem que comprar mais")
+    now = Event(id="n", time="2026-09-18T17:30:00-03:00", location="Calle Castellón, Concepción",
+                visual="Walking past a hardware shop.")
+    msg = compose_message([said], now).message
+    assert msg.startswith("You're at Calle Castellón Concepción - ") and "carvão" in msg, msg
+    assert word_count(msg) <= MAX_WORDS
+
+
+def test_the_thing_is_taken_from_the_clause_that_shows_it_not_the_scene_or_the_chatter():
+    # a scene-setting opener, clutter, and a transcript of several speakers with sound tags and fillers
+    said = Event(id="f", time="2026-09-17T21:00:00+01:00", location="back garden",
+                 visual=("A cluttered garage at night under a bare bulb; shelves of paint pots and a bicycle on "
+                         "hooks; the green garden hose lies on the floor, split near the tap, water spraying."),
+                 audio="[Tom] (cough) ugh, look at that, the, uh, the hose is split again [Ana] (laughs) typical [user] yeah, yeah")
+    now = Event(id="n", time="2026-09-18T17:30:00+01:00", location="garden centre", visual="Walking in the entrance.")
+    msg = compose_message([said], now).message
+    assert "hose" in msg and "garage" not in msg and "cough" not in msg and "Tom" not in msg, msg
+    assert "repair it or buy new" in msg and word_count(msg) <= MAX_WORDS, msg
+
+
+def test_a_sign_in_another_language_finds_the_thing_said():
+    said = Event(id="f", time="2026-09-17T10:00:00-03:00", location="consultorio",
+                 visual="A doctor points at an x-ray on the screen.",
+                 audio="[Dr.] bueno, no es grave, pero necesita una férula, de las blandas [user] ya, ya")
+    now = Event(id="n", time="2026-09-18T17:30:00-03:00", location="farmacia", visual="At the counter.")
+    assert "férula" in compose_message([said], now).message
+
+
+def test_with_no_sign_of_what_to_do_the_message_says_a_plain_fallback():
+    said = Event(id="f", time="2026-09-17T10:00:00+01:00", location="hallway",
+                 visual="A blue umbrella leaning by the door.", audio="")
+    now = Event(id="n", time="2026-09-18T17:30:00+01:00", location="station", visual="Waiting on the platform.")
+    msg = compose_message([said], now).message
+    assert msg.endswith("; maybe get it sorted.") and "umbrella" in msg, msg
+    # the fallback is one plain phrase, not a list of verbs
+    assert not re.search(r"\b(buy|replace|return|book|pay)\b", msg), msg

@@ -65,7 +65,40 @@ def test_gate_training_loss_falls_and_artifact_reloads(trained_gate, sample_inst
     assert saved.cue_encoder == "base" and saved.metrics["features"] == list(FEATURES)
     gate = GateModel.load(out)
     assert gate.cue is not None and gate.featurizer.cue_encode is not None
+    assert saved.metrics["intent_model"] == "logistic" and gate.intent is None  # the default formation role
     assert len(gate.role_models) == 3 and gate.score(sample_instances[0].events[:3], sample_instances[0].events[3]).shape == (3,)
+
+
+@pytest.mark.slow
+def test_the_fine_tuned_intent_reader_stands_in_for_the_formation_role(sample_instances, tmp_path):
+    import shutil
+
+    import numpy as np
+
+    from reasoner.gate.features import event_line
+    from reasoner.gate.model import GateModel, GateNotTrained
+    from training.finetune import FinetuneSettings
+    from training.recipes.gate import load_recipe, train
+
+    out = tmp_path / "gate"
+    recipe = load_recipe(trees=30, folds=2, threads=1, now_data=None, intent_model="finetune",
+                         intent_finetune=FinetuneSettings(epochs=1, batch_size=8, max_length=64, train_layers=1))
+    meta = train(sample_instances, recipe, out, progress=False, cue_spec="base")
+    assert meta.metrics["intent_model"] == "finetune" and (out / "intent" / "classifier.safetensors").is_file()
+    intent = meta.metrics["intent"]
+    assert intent["steps"] > 0 and intent["out_of_fold_auc"] is not None
+    gate = GateModel.load(out)
+    events = sample_instances[0].events[:4]
+    vecs = np.stack(gate.featurizer.embed(events))
+    roles = gate.roles(events, vecs)
+    assert np.allclose(roles[:, 0], gate.intent.model.score([event_line(e) for e in events]), atol=1e-5)
+    assert gate.intent.score(events[:1])[0] == roles[0, 0]  # scored once, kept by text
+    # a gate whose reader's weights are gone is a clear error naming the way out
+    broken = out.parent / "broken-gate"
+    shutil.copytree(out, broken)
+    shutil.rmtree(broken / "intent")
+    with pytest.raises(GateNotTrained, match="intent reader.*promem train gate"):
+        GateModel.load(broken)
 
 
 @pytest.mark.slow

@@ -129,7 +129,7 @@ def test_cli_trains_and_reports_bad_lines(tiny_base, tmp_path, capsys):
     data.write_text(lines[0] + "\n{not json\n" + lines[1] + "\n")
     out = tmp_path / "cli-adapter"
     argv = ["train", "sft", "--recipe", str(TINY_RECIPE), "--base", str(tiny_base), "--data", str(data),
-            "-o", str(out), "--epochs", "1"]
+            "--no-extra-data", "-o", str(out), "--epochs", "1"]
     assert main(argv) == 0
     said = capsys.readouterr().out
     assert "2 examples (0 too long), 1/1 steps" in said and "saved adapter to" in said
@@ -148,7 +148,7 @@ def test_torchrun_two_processes_train_with_ddp(tiny_base, tmp_path):
     torchrun = Path(sys.executable).with_name("torchrun")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     r = subprocess.run([str(torchrun), "--standalone", "--nproc_per_node", "2", "-m", "training.recipes.sft",
-                        "--recipe", str(TINY_RECIPE), "--base", str(tiny_base), "--data", str(SAMPLE),
+                        "--recipe", str(TINY_RECIPE), "--base", str(tiny_base), "--data", str(SAMPLE), "--no-extra-data",
                         "--max-instances", "4", "--epochs", "1", "-o", str(out)],
                        capture_output=True, text=True, env=env, timeout=300, cwd=Path(sft.__file__).parents[2])
     assert r.returncode == 0, r.stderr[-3000:]
@@ -167,7 +167,7 @@ def test_prepare_only_builds_retrieval_examples_without_training(tiny_base, samp
     monkeypatch.setenv("PROMEM_MEMORY__CONSTRUCTION__CUE_ENCODER", "base")
     monkeypatch.setenv("PROMEM_MEMORY__CONSTRUCTION__LINKER", "none")
     out = tmp_path / "prep"
-    argv = ["train", "sft", "--recipe", str(TINY_RECIPE), "--base", str(tiny_base), "--data", str(SAMPLE),
+    argv = ["train", "sft", "--recipe", str(TINY_RECIPE), "--base", str(tiny_base), "--data", str(SAMPLE), "--no-extra-data",
             "--past", "retrieval", "--max-instances", "1", "--prepare-only", "-o", str(out)]
     assert main(argv) == 0
     assert "1 examples (0 longer than max_length)" in capsys.readouterr().out

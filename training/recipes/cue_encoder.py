@@ -153,9 +153,9 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
 
 def run(args, cfg) -> int:
     r = load_recipe(args.recipe_path, epochs=args.epochs, max_pairs=args.max_pairs)
-    src = common.data_path(args, cfg)
+    td = common.training_data(args, cfg)
     out = common.out_path(args, cfg, "cue-encoder")
-    meta = train(data.load_instances(src), out, r, str(src), data.data_hash(src))
+    meta = train(td.instances, out, r, td.source, td.data_hash)
     m = meta.metrics
     print(f"cue encoder -> {out}: {m['train_pairs']} pairs, {m['steps']} steps in {meta.seconds} s; "
           + (f"held-out formation in top-3: {m['held_out_top3_base']:.1f}% (base MiniLM) -> {m['held_out_top3']:.1f}%"

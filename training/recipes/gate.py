@@ -54,6 +54,12 @@ class GateRecipe(BaseModel):
     folds: int = 4             # cross-fitting folds for role scores and threshold (0 or 1: in-sample, no calibration)
     cue_features: bool = True  # the trained cue encoder's similarity (memory.construction.cue_encoder); else MiniLM's
     calib_candidates: int = 9
+    # The formation role: "finetune" reads the event's text with a fine-tuned MiniLM
+    # (reasoner/gate/intent_reader.py), cross-fitted over the same folds; "logistic" a layer over its frozen vector.
+    intent_model: Literal["finetune", "logistic"] = "logistic"
+    intent_negatives: int = 4   # other events per formation event in the reader's training set
+    intent_finetune: FinetuneSettings = Field(default_factory=lambda: FinetuneSettings(
+        max_length=96, epochs=2, threads=2, budget_s=240))
     calib_moments: int = 3           # ordinary moments scored per held-out instance
     ordinary_fd_target: float = 0.02  # share of ordinary moments the gate may fire on
     fd_target: float = 0.08
@@ -176,6 +182,11 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
     n_folds = recipe.folds if recipe.folds > 1 and len({data.group_key(i) for i in instances}) > 1 else 1
     fold = data.scenario_folds(instances, n_folds, recipe.seed)
     role_of = roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[i.id], recipe.C, recipe.seed)
+    intent_record = {}
+    if recipe.intent_model == "finetune":
+        gate.intent, intent_of, intent_record = fit_intent(instances, recipe, fold, progress)
+        for text, score in intent_of.items():
+            role_of[text] = np.concatenate([[score], role_of[text][1:]]).astype(np.float32)
     fit_feat = Featurizer(feat.encode, feat.cue_encode, lambda evs, _: np.stack([role_of[e.text()] for e in evs]))
 
     def most_alike(moment: Event, earlier: Sequence[Event]) -> Event:
@@ -236,12 +247,62 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
             "train_instances": len(instances),
             "trees": recipe.trees,
             "losses": [round(float(x), 4) for x in losses],
+            "intent_model": recipe.intent_model,
+            **({"intent": intent_record} if intent_record else {}),
         }})
     if now_instances:
         meta.now = train_now(now_instances, recipe, feat, out_dir, progress, generated=instances)
     if out_dir is not None:
         gate.save(out_dir, meta)
     return meta
+
+
+def intent_examples(instances: Sequence[Instance], negatives: int, seed: int):
+    """The intent reader's examples: every formation event (1) and up to `negatives` times as many
+    other events of the same timelines (0: routine moments, near misses, state changes, opportunities)."""
+    from reasoner.gate.features import event_line
+    from training.finetune import Example
+
+    line = {e.text(): event_line(e) for inst in instances for e in inst.events}
+    labelled = data.role_examples(instances, "formation")
+    pos = [t for t, y in labelled if y]
+    neg = [t for t, y in labelled if not y]
+    neg = random.Random(seed).sample(neg, min(len(neg), negatives * len(pos)))
+    return [Example(line[t], 1) for t in pos] + [Example(line[t], 0) for t in neg]
+
+
+def fit_intent(instances: Sequence[Instance], recipe: GateRecipe, fold: dict[str, int], progress: bool = True):
+    """(the intent reader trained on every instance, text -> out-of-fold score, its record). As the
+    logistic roles are, the scores the pair classifier trains on come from readers trained without
+    that event's fold, so it learns how far to trust the reader on scenarios it has not seen."""
+    from sklearn.metrics import roc_auc_score
+
+    from reasoner.gate.features import event_line
+    from reasoner.gate.intent_reader import IntentReader
+    from training.finetune import fit
+
+    t0 = time.perf_counter()
+    folds = sorted(set(fold.values()))
+    out: dict[str, float] = {}
+    label = dict(data.role_examples(instances, "formation"))
+    for k in folds if len(folds) > 1 else []:
+        rest = [i for i in instances if fold[i.id] != k]
+        events = {e.text(): e for i in instances if fold[i.id] == k for e in i.events if e.text() not in out}
+        if not events or not any(i.intentions for i in rest):
+            continue
+        res = fit(intent_examples(rest, recipe.intent_negatives, recipe.seed), recipe.intent_finetune,
+                  progress=progress, desc=f"intent reader: fold {k + 1}/{len(folds)}")
+        out.update(zip(events, res.model.score([event_line(e) for e in events.values()])))
+    res = fit(intent_examples(instances, recipe.intent_negatives, recipe.seed), recipe.intent_finetune,
+              progress=progress, desc="intent reader: all seeds")
+    ys = [label[t] for t in out]
+    if not out:  # one fold: in-sample, as the logistic roles are then, so training reads what inference will
+        events = {e.text(): e for i in instances for e in i.events}
+        out = dict(zip(events, res.model.score([event_line(e) for e in events.values()])))
+    record = {"steps": res.steps, "planned_steps": res.planned_steps, "stopped_by_budget": res.stopped_by_budget,
+              "seconds": round(time.perf_counter() - t0, 1), "base": f"{recipe.intent_finetune.base} fine-tuned",
+              "out_of_fold_auc": round(float(roc_auc_score(ys, list(out.values()))), 3) if 0 < sum(ys) < len(ys) else None}
+    return IntentReader(res.model), out, record
 
 
 def calibrate_now(labels: Sequence[int], scores: Sequence[float]) -> tuple[float, dict]:
@@ -426,11 +487,10 @@ def run(args, cfg) -> int:
     if getattr(args, "now_only", False):
         return run_now_only(load_recipe(args.recipe_path), out, common.data_path(args, cfg),
                             cfg.training.train_instances)
-    src = common.data_path(args, cfg)
-    instances = data.load_instances(src, cfg.training.train_instances)
+    td = common.training_data(args, cfg, cfg.training.train_instances)
     recipe = load_recipe(args.recipe_path, trees=args.trees)
-    meta = train(instances, recipe, out, now_instances=load_now_data(recipe),
-                 cue_spec=cfg.memory.construction.cue_encoder, source=str(src), data_hash=data.data_hash(src))
+    meta = train(td.instances, recipe, out, now_instances=load_now_data(recipe),
+                 cue_spec=cfg.memory.construction.cue_encoder, source=td.source, data_hash=td.data_hash)
     m = meta.metrics
     print(f"gate trained on {m['train_pairs']} pairs in {meta.seconds} s "
           f"(loss {m['losses'][0]} -> {m['losses'][-1]}); threshold {meta.threshold:.3f}; "

@@ -243,9 +243,9 @@ def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", da
 
 def run(args, cfg) -> int:
     r = load_recipe(args.recipe_path)
-    src = common.data_path(args, cfg)
+    td = common.training_data(args, cfg)
     out = common.out_path(args, cfg, "linker")
-    meta = train(data.load_instances(src), out, r, cfg.memory.embedder, str(src), data.data_hash(src),
+    meta = train(td.instances, out, r, cfg.memory.embedder, td.source, td.data_hash,
                  cfg.memory.construction.link_candidates, cfg.memory.construction.cue_encoder)
     m = meta.metrics
     print(f"linker -> {out}: {m['train_pairs']} pairs ({m['train_positives']} state changes) "

@@ -456,10 +456,9 @@ def add_args(p) -> None:
 
 
 def run(args, cfg) -> int:
-    instances = data.load_instances(common.data_path(args, cfg))
     recipe = load_recipe(args.recipe_path, base_model=args.base, past=args.past, epochs=args.epochs,
                          max_instances=args.max_instances)
-    instances = instances[:recipe.max_instances or cfg.training.train_instances]
+    instances = common.training_data(args, cfg, recipe.max_instances or cfg.training.train_instances).instances
     out = common.out_path(args, cfg, "sft-adapter")
     mcfg = cfg
     if recipe.past == "retrieval" and recipe.memory_profile:

@@ -1,8 +1,11 @@
-"""Builds the independent pack: scenarios.yaml -> 4 CPMBench instances per scenario.
+"""Builds a hand-written pack: <pack>/scenarios.yaml -> 4 CPMBench instances per scenario.
 
-`python -m bench.packs.independent.build -o FILE` writes the JSONL. Deterministic (no
+`python -m bench.packs.build independent|voices [-o FILE]` writes the JSONL. Deterministic (no
 randomness): the same scenarios.yaml always gives the same bytes. Reads only scenarios.yaml,
-never the generator's seeds or pools, so the pack keeps its own voice.
+never the generator's seeds or pools, so each pack keeps its own voice.
+
+Two packs share this format: `independent` (a test pack no training or tuning reads) and
+`voices` (training timelines in other voices than the generator's; training.extra_data).
 """
 from __future__ import annotations
 
@@ -21,8 +24,19 @@ from bench.judges.keywords import addresses
 from core.formats import CATEGORIES, VARIANTS, Event, Instance, Intention, describe_validation_error
 
 HERE = Path(__file__).resolve().parent
-SCENARIOS = HERE / "scenarios.yaml"
-BUILT = HERE / "independent.jsonl"
+PREFIX = {"independent": "ind", "voices": "voc"}  # pack -> instance id prefix
+
+
+def scenarios_path(pack: str) -> Path:
+    return HERE / pack / "scenarios.yaml"
+
+
+def built_path(pack: str) -> Path:
+    return HERE / pack / f"{pack}.jsonl"
+
+
+SCENARIOS = scenarios_path("independent")
+BUILT = built_path("independent")
 MIN_EVENTS, MAX_EVENTS = 12, 30
 _AT = re.compile(r"^([1-4]) ([01]\d|2[0-3]):([0-5]\d)$")
 
@@ -142,7 +156,7 @@ def _check(moments: list[tuple[str, Moment]], where: str) -> None:
         raise PackError(f"{where}: an event repeats within the timeline")
 
 
-def build_instances(scenarios: list[Scenario]) -> list[Instance]:
+def build_instances(scenarios: list[Scenario], pack: str = "independent") -> list[Instance]:
     out: list[Instance] = []
     for sc in scenarios:
         for variant in VARIANTS:
@@ -161,9 +175,9 @@ def build_instances(scenarios: list[Scenario]) -> list[Instance]:
             intentions = [] if variant == "no_formation" else [Intention(
                 id="i1", formation=ids["formation"], state_change=ids.get("state_change"),
                 reference=sc.reference, keywords=sc.keywords)]
-            out.append(Instance(id=f"ind-{sc.id}-{variant}", category=sc.category, variant=variant,
+            out.append(Instance(id=f"{PREFIX[pack]}-{sc.id}-{variant}", category=sc.category, variant=variant,
                                 persona=sc.persona, events=events, decision_event=ids["decision"],
-                                intentions=intentions, scenario=sc.id, pack="independent"))
+                                intentions=intentions, scenario=sc.id, pack=pack))
     return out
 
 
@@ -172,12 +186,14 @@ def to_jsonl(instances: list[Instance]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.packs.independent.build", description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--output", default=str(BUILT), help=f"JSONL to write (default {BUILT})")
-    ap.add_argument("--scenarios", default=str(SCENARIOS), help="hand-written source")
+    ap = argparse.ArgumentParser(prog="python -m bench.packs.build", description=__doc__.splitlines()[0])
+    ap.add_argument("pack", choices=sorted(PREFIX), help="which pack")
+    ap.add_argument("-o", "--output", help="JSONL to write (default bench/packs/<pack>/<pack>.jsonl)")
+    ap.add_argument("--scenarios", help="hand-written source (default bench/packs/<pack>/scenarios.yaml)")
     args = ap.parse_args(argv)
+    args.output = args.output or str(built_path(args.pack))
     try:
-        instances = build_instances(load_scenarios(args.scenarios))
+        instances = build_instances(load_scenarios(args.scenarios or scenarios_path(args.pack)), args.pack)
     except PackError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
