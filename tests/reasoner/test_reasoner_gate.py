@@ -102,6 +102,26 @@ def test_the_fine_tuned_intent_reader_stands_in_for_the_formation_role(sample_in
 
 
 @pytest.mark.slow
+def test_a_bagged_gate_averages_members_drawn_from_other_folds_and_pairs(sample_instances, tmp_path):
+    import numpy as np
+
+    from reasoner.gate.model import GateModel, MeanOfModels
+    from training.recipes.gate import load_recipe, train
+
+    out = tmp_path / "gate"
+    meta = train(sample_instances, load_recipe(trees=30, folds=2, threads=1, now_data=None, bag=3), out,
+                 progress=False, cue_spec="base")
+    assert meta.metrics["bag"] == 3 and meta.metrics["cross_fit"]["instances"] == len(sample_instances)
+    gate = GateModel.load(out)
+    assert isinstance(gate.pair_model, MeanOfModels) and len(gate.pair_model.models) == 3
+    inst = sample_instances[0]
+    feats = gate.featurizer.features(inst.events[:5], inst.events[5])
+    each = np.stack([m.predict_proba(feats)[:, 1] for m in gate.pair_model.models])
+    assert np.allclose(gate.score(inst.events[:5], inst.events[5]), each.mean(axis=0))
+    assert not np.allclose(each[0], each[1])  # members differ: their own folds and sampled pairs
+
+
+@pytest.mark.slow
 def test_gate_and_memory_share_one_cue_encoder(trained_gate):
     """Both put the current event in the cue space at every decision: one instance, one cache."""
     from memory.construct.artifacts import cue_encoder

@@ -10,7 +10,9 @@ each fold scores that fold's moments, and the threshold is chosen on all these o
 scores so that false detection stays under fd_target at the decision moments and under
 ordinary_fd_target at ordinary moments (the online loop asks the gate at every event, and most
 are no opportunity for anything); the gate kept is then trained on every seed. (One held-out
-quarter was too few moments: its threshold halved recall on unseen seeds.)
+quarter was too few moments: its threshold halved recall on unseen seeds.) With `bag` > 1 the
+pair classifier is `bag` members, each from its own folds and sampled pairs, averaged; the
+threshold is chosen on the averaged out-of-fold scores.
 Writes model.joblib and meta.json (threshold, losses, out-of-fold figures) to
 <cfg.training.artifacts>/gate. When CAB's train split is at hand it also trains the "now" head
 (train_now), which scores a moment alone for when memory hands the gate nothing; --now-only adds
@@ -54,6 +56,7 @@ class GateRecipe(BaseModel):
     folds: int = 4             # cross-fitting folds for role scores and threshold (0 or 1: in-sample, no calibration)
     cue_features: bool = True  # the trained cue encoder's similarity (memory.construction.cue_encoder); else MiniLM's
     calib_candidates: int = 9
+    bag: int = 5               # pair classifiers averaged, each on its own folds and sampled pairs (seed, seed+1, ...)
     # The formation role: "finetune" reads the event's text with a fine-tuned MiniLM
     # (reasoner/gate/intent_reader.py), cross-fitted over the same folds; "logistic" a layer over its frozen vector.
     intent_model: Literal["finetune", "logistic"] = "logistic"
@@ -137,7 +140,7 @@ def ordinary_moments(inst: Instance, rng: random.Random, n: int) -> list[Event]:
     return rng.sample(pool, min(n, len(pool)))
 
 
-def fit_pairs(X, Y, recipe: GateRecipe, record_loss: bool = False):
+def fit_pairs(X, Y, recipe: GateRecipe, record_loss: bool = False, seed: Optional[int] = None):
     """The pair classifier trained on (X, Y); with record_loss also its training log-loss at
     about 20 points along the boosting iterations."""
     from sklearn.ensemble import HistGradientBoostingClassifier
@@ -146,13 +149,68 @@ def fit_pairs(X, Y, recipe: GateRecipe, record_loss: bool = False):
     # Positives are about one pair in eight: balanced weights keep it from learning "always silent".
     clf = HistGradientBoostingClassifier(max_iter=recipe.trees, learning_rate=recipe.learning_rate,
                                          max_depth=recipe.depth, early_stopping=False, class_weight="balanced",
-                                         random_state=recipe.seed).fit(X, Y)
+                                         random_state=recipe.seed if seed is None else seed).fit(X, Y)
     if not record_loss:
         return clf, []
     every = max(1, recipe.trees // 20)
     losses = [log_loss(Y, p[:, 1], labels=[0, 1]) for n, p in enumerate(clf.staged_predict_proba(X), 1)
               if n % every == 0 or n == 1]
     return clf, losses
+
+
+def fit_member(instances: Sequence[Instance], recipe: GateRecipe, feat, vec: dict, fold: dict[str, int], n_folds: int,
+               seed: int, intent_of: dict, checks: dict, gate, progress: bool, label: str = ""):
+    """One pair classifier of the gate, from the pairs `seed` samples, with role scores cross-fitted
+    over `fold`. Returns (the classifier trained on every seed, instance id -> out-of-fold scores of
+    its `checks` moments, (pairs, positive pairs), training losses)."""
+    from reasoner.gate.features import ROLES, Featurizer
+    from reasoner.gate.model import GateModel
+    from training import roles
+
+    role_of = roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[i.id], recipe.C, seed)
+    for text, score in intent_of.items():
+        role_of[text] = np.concatenate([[score], role_of[text][1:]]).astype(np.float32)
+    fit_feat = Featurizer(feat.encode, feat.cue_encode, lambda evs, _: np.stack([role_of[e.text()] for e in evs]))
+
+    def most_alike(moment: Event, earlier: Sequence[Event]) -> Event:
+        vecs = feat.embed([*earlier, moment])
+        return earlier[int(np.argmax(np.stack(vecs[:-1]) @ vecs[-1]))]
+
+    pairs = data.build_pairs(instances, seed, recipe.distractors, recipe.other_moments, recipe.between,
+                             recipe.routine, most_alike)
+    if not pairs or not any(p.label for p in pairs):
+        raise TrainingError("no positive training pairs: the training data holds no usable positive instances")
+    by_id = {i.id: i for i in instances}
+
+    # what a candidate's relative features are weighed against: the events of the pair's timeline just
+    # before the moment (the retrieval-like choice, the most similar ones, did worse; BENCHMARKS.md)
+    def reference(p) -> list[Event]:
+        return [e for e in by_id[p.instance].events if e.dt < p.current.dt][-recipe.calib_candidates:] or [p.past]
+
+    X = np.concatenate([fit_feat.features([p.past], p.current, reference(p)) for p in pairs])
+    Y = np.array([p.label for p in pairs], dtype=np.int64)
+    groups = np.array([fold[p.instance] for p in pairs])
+    log.info("gate %s: %d training pairs (%d positive) from %d instances, %d-fold calibration", label.strip(),
+             len(pairs), int(Y.sum()), len(instances), n_folds if n_folds > 1 else 0)
+
+    # Cross-fitted threshold: every seed's moments are scored by a gate that never saw that seed.
+    scores: dict[str, list[float]] = {}
+    for k in range(n_folds) if n_folds > 1 else []:
+        train_rows = groups != k
+        if not Y[train_rows].any():
+            continue
+        if progress:
+            print(f"train gate: {label}fold {k + 1}/{n_folds}", flush=True)
+        fold_gate = GateModel(gate.embedder, gate.meta, gate.cue, None,
+                              fit_pairs(X[train_rows], Y[train_rows], recipe, seed=seed)[0])
+        fold_gate.featurizer = fit_feat  # this fold's role scores came from classifiers that never saw it
+        for inst in (i for i in instances if fold[i.id] == k):
+            scores[inst.id] = [float(s.max()) if len(s) else 0.0
+                               for s in (fold_gate.score(*c) for c in checks[inst.id])]
+    if progress:
+        print(f"train gate: {label}all seeds", flush=True)
+    model, losses = fit_pairs(X, Y, recipe, record_loss=True, seed=seed)
+    return model, scores, (len(pairs), int(Y.sum())), losses
 
 
 def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[str | Path],
@@ -165,8 +223,8 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
     import numpy as np
     import torch
 
-    from reasoner.gate.features import FEATURES, ROLES, Featurizer
-    from reasoner.gate.model import GateModel
+    from reasoner.gate.features import FEATURES, ROLES
+    from reasoner.gate.model import GateModel, MeanOfModels
     from training import roles
 
     torch.set_num_threads(max(1, recipe.threads))  # the embedders
@@ -180,58 +238,40 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
 
     # Scenario seeds in folds: the role scores and the threshold are both cross-fitted over them.
     n_folds = recipe.folds if recipe.folds > 1 and len({data.group_key(i) for i in instances}) > 1 else 1
-    fold = data.scenario_folds(instances, n_folds, recipe.seed)
-    role_of = roles.roles_out_of_fold(instances, vec, ROLES, lambda i: fold[i.id], recipe.C, recipe.seed)
-    intent_record = {}
+    fold0 = data.scenario_folds(instances, n_folds, recipe.seed)
+    intent_of, intent_record = {}, {}
     if recipe.intent_model == "finetune":
-        gate.intent, intent_of, intent_record = fit_intent(instances, recipe, fold, progress)
-        for text, score in intent_of.items():
-            role_of[text] = np.concatenate([[score], role_of[text][1:]]).astype(np.float32)
-    fit_feat = Featurizer(feat.encode, feat.cue_encode, lambda evs, _: np.stack([role_of[e.text()] for e in evs]))
+        gate.intent, intent_of, intent_record = fit_intent(instances, recipe, fold0, progress)
 
-    def most_alike(moment: Event, earlier: Sequence[Event]) -> Event:
-        vecs = feat.embed([*earlier, moment])
-        return earlier[int(np.argmax(np.stack(vecs[:-1]) @ vecs[-1]))]
-
-    pairs = data.build_pairs(instances, recipe.seed, recipe.distractors, recipe.other_moments, recipe.between,
-                        recipe.routine, most_alike)
-    if not pairs or not any(p.label for p in pairs):
-        raise TrainingError("no positive training pairs: the training data holds no usable positive instances")
-    by_id = {i.id: i for i in instances}
-
-    # what a candidate's relative features are weighed against: the events of the pair's timeline just
-    # before the moment (the retrieval-like choice, the most similar ones, did worse; BENCHMARKS.md)
-    def reference(p) -> list[Event]:
-        return [e for e in by_id[p.instance].events if e.dt < p.current.dt][-recipe.calib_candidates:] or [p.past]
-
-    X = np.concatenate([fit_feat.features([p.past], p.current, reference(p)) for p in pairs])
-    Y = np.array([p.label for p in pairs], dtype=np.int64)
-    groups = np.array([fold[p.instance] for p in pairs])
-    log.info("gate: %d training pairs (%d positive) from %d instances, %d-fold calibration",
-             len(pairs), int(Y.sum()), len(instances), n_folds if n_folds > 1 else 0)
-
-    # Cross-fitted threshold: every seed's moments are scored by a gate that never saw that seed.
-    per_instance, ordinary = [], []
+    # The moments every member's out-of-fold gate scores: each decision moment, then a few ordinary ones.
     moment_rng = random.Random(recipe.seed)
-    folds = range(n_folds) if n_folds > 1 else []
-    for k in folds:
-        train_rows = groups != k
-        if not Y[train_rows].any():
+    checks = {inst.id: [calibration_candidates(inst, feat, recipe.calib_candidates)]
+              + [calibration_candidates(inst, feat, recipe.calib_candidates, m)
+                 for m in ordinary_moments(inst, moment_rng, recipe.calib_moments)]
+              for inst in instances}
+    members, oof, stats, losses = [], [], [], []
+    for b in range(max(1, recipe.bag)):
+        # a member draws its own folds and pairs; with the intent reader all share its folds (one reader)
+        seed = recipe.seed + b
+        fold = fold0 if b == 0 or intent_of else data.scenario_folds(instances, n_folds, seed)
+        model, scores, pair_stats, member_losses = fit_member(instances, recipe, feat, vec, fold, n_folds, seed,
+                                                              intent_of, checks, gate, progress,
+                                                              f"{b + 1}/{recipe.bag} " if recipe.bag > 1 else "")
+        members.append(model)
+        oof.append(scores)
+        stats.append(pair_stats)
+        losses = losses or member_losses  # the first member's, as with one classifier
+    # Averaged over members, every score is still from gates that never saw its seed.
+    per_instance, ordinary = [], []
+    for inst in instances:
+        got = [s[inst.id] for s in oof if inst.id in s]
+        if not got:
             continue
-        if progress:
-            print(f"train gate: fold {k + 1}/{n_folds}", flush=True)
-        fold_gate = GateModel(gate.embedder, gate.meta, gate.cue, None, fit_pairs(X[train_rows], Y[train_rows], recipe)[0])
-        fold_gate.featurizer = fit_feat  # this fold's role scores came from classifiers that never saw it
-        for inst in (i for i in instances if fold[i.id] == k):
-            scores = fold_gate.score(*calibration_candidates(inst, feat, recipe.calib_candidates))
-            per_instance.append((inst.variant, float(scores.max()) if len(scores) else 0.0))
-            for moment in ordinary_moments(inst, moment_rng, recipe.calib_moments):
-                scores = fold_gate.score(*calibration_candidates(inst, feat, recipe.calib_candidates, moment))
-                ordinary.append(float(scores.max()) if len(scores) else 0.0)
+        mean = np.mean(got, axis=0)
+        per_instance.append((inst.variant, float(mean[0])))
+        ordinary.extend(float(x) for x in mean[1:])
     threshold, figures = calibrate(per_instance, recipe.fd_target, ordinary, recipe.ordinary_fd_target)
-    if progress:
-        print("train gate: all seeds", flush=True)
-    gate.pair_model, losses = fit_pairs(X, Y, recipe, record_loss=True)
+    gate.pair_model = members[0] if len(members) == 1 else MeanOfModels(members)
     gate.role_models = roles.fit_roles(instances, vec, ROLES, recipe.C, recipe.seed)
     meta = gate.meta.model_copy(update={
         "data": source, "data_hash": data_hash, "threshold": threshold,
@@ -242,8 +282,9 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
             "calibrated": bool(per_instance),
             "cross_fit": figures,
             "folds": n_folds if n_folds > 1 else 0,
-            "train_pairs": len(pairs),
-            "train_positive": int(Y.sum()),
+            "train_pairs": stats[0][0],  # the first member's (seed `seed`): the others draw about as many
+            "train_positive": stats[0][1],
+            "bag": max(1, recipe.bag),
             "train_instances": len(instances),
             "trees": recipe.trees,
             "losses": [round(float(x), 4) for x in losses],
@@ -492,7 +533,8 @@ def run(args, cfg) -> int:
     meta = train(td.instances, recipe, out, now_instances=load_now_data(recipe),
                  cue_spec=cfg.memory.construction.cue_encoder, source=td.source, data_hash=td.data_hash)
     m = meta.metrics
-    print(f"gate trained on {m['train_pairs']} pairs in {meta.seconds} s "
+    bag = f" (and {m['bag'] - 1} more draws of pairs, averaged)" if m["bag"] > 1 else ""
+    print(f"gate trained on {m['train_pairs']} pairs{bag} in {meta.seconds} s "
           f"(loss {m['losses'][0]} -> {m['losses'][-1]}); threshold {meta.threshold:.3f}; "
           f"out-of-fold {m['cross_fit']}; saved to {out}")
     return 0
