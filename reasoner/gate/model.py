@@ -24,7 +24,7 @@ class GateNotTrained(ArtifactError):
 
 class MeanOfModels:
     """Pair classifiers trained on different draws of pairs and folds, their probabilities averaged:
-    one draw's gate moved false detection on unseen voices by up to 14 points (BENCHMARKS.md)."""
+    one draw's gate moved false detection on unseen voices by up to 13 points (BENCHMARKS.md)."""
 
     def __init__(self, models: Sequence):
         self.models = list(models)
