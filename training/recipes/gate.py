@@ -249,14 +249,15 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
               + [calibration_candidates(inst, feat, recipe.calib_candidates, m)
                  for m in ordinary_moments(inst, moment_rng, recipe.calib_moments)]
               for inst in instances}
+    n_bag = max(1, recipe.bag)
     members, oof, stats, losses = [], [], [], []
-    for b in range(max(1, recipe.bag)):
+    for b in range(n_bag):
         # a member draws its own folds and pairs; with the intent reader all share its folds (one reader)
         seed = recipe.seed + b
         fold = fold0 if b == 0 or intent_of else data.scenario_folds(instances, n_folds, seed)
         model, scores, pair_stats, member_losses = fit_member(instances, recipe, feat, vec, fold, n_folds, seed,
                                                               intent_of, checks, gate, progress,
-                                                              f"{b + 1}/{recipe.bag} " if recipe.bag > 1 else "")
+                                                              f"{b + 1}/{n_bag} " if n_bag > 1 else "")
         members.append(model)
         oof.append(scores)
         stats.append(pair_stats)
@@ -284,7 +285,7 @@ def train(instances: Sequence[Instance], recipe: GateRecipe, out_dir: Optional[s
             "folds": n_folds if n_folds > 1 else 0,
             "train_pairs": stats[0][0],  # the first member's (seed `seed`): the others draw about as many
             "train_positive": stats[0][1],
-            "bag": max(1, recipe.bag),
+            "bag": n_bag,
             "train_instances": len(instances),
             "trees": recipe.trees,
             "losses": [round(float(x), 4) for x in losses],
