@@ -29,6 +29,15 @@ def build_embedder(cfg) -> Embedder:
     return registry.create("embedder", cfg.backend, cfg)
 
 
+def shared_embedder(cfg) -> Embedder:
+    """One instance per embedder settings in a process: memory embeds every event when it comes in
+    and the gate embeds the same texts again at each decision; sharing the vectors it keeps by text
+    saves a forward pass per decision."""
+    from core.artifacts import cached_model
+
+    return cached_model("embedder", "", cfg.model_dump_json(), lambda: build_embedder(cfg))
+
+
 def build_llm(cfg):
     """cfg: core.config.LLMConfig."""
     return registry.create("llm", cfg.backend, cfg)

