@@ -1,7 +1,7 @@
 """Cross-validation by category: how the trained models do on kinds of situation they never saw.
 
 Each fold holds out whole generator categories. Every trained model of the config (cue encoder,
-linker, gate with its now head when CAB's train split is at hand) is trained by its recipe's
+linker, gate with its now head when CAB's train split is at hand, thing reader) is trained by its recipe's
 train() on timelines generated from the OTHER categories' train-split seeds only (plus the
 hand-written training timelines of training.extra_data in those categories), then every
 system is run on timelines generated from the held-out categories' seeds of BOTH splits (no
@@ -11,7 +11,7 @@ so that a fold's models differ from the product's only by the categories left ou
 
 Layout under the output folder (a rerun reuses what is there):
   folds/<held-out categories>/train.jsonl, test.jsonl     the fold's timelines
-  folds/<...>/artifacts/{cue-encoder,linker,gate}         its models, each with meta.json
+  folds/<...>/artifacts/{cue-encoder,linker,gate,thing-reader}  its models, each with meta.json
   folds/<...>/RESULT.<system>.json, fold.json             its results; fold.json marks them done
   cache/                                                  the harness's decision cache
   generalize.json, generalize.md                          the report
@@ -172,13 +172,16 @@ class FoldModels(BaseModel):
     cue_encoder: str
     linker: str
     gate: Optional[str]  # None: the reasoner needs no gate
+    thing_reader: Optional[str] = None  # None: messages composed by rule (no gate, or none configured)
 
 
 def fold_models(cfg: Config, folder: Path) -> FoldModels:
     c = cfg.memory.construction
     return FoldModels(cue_encoder="base" if c.cue_encoder == "base" else str(folder / "cue-encoder"),
                       linker="none" if c.linker == "none" else str(folder / "linker"),
-                      gate=str(folder / "gate") if cfg.reasoner.backend in ("gate", "cascade") else None)
+                      gate=str(folder / "gate") if cfg.reasoner.backend in ("gate", "cascade") else None,
+                      thing_reader=str(folder / "thing-reader")
+                      if cfg.reasoner.backend in ("gate", "cascade") and cfg.reasoner.gate.thing_reader else None)
 
 
 def fold_config(cfg: Config, models: FoldModels, fold_dir: Path, cache: Path) -> Config:
@@ -189,6 +192,7 @@ def fold_config(cfg: Config, models: FoldModels, fold_dir: Path, cache: Path) ->
     data["memory"]["store"] = str(fold_dir / "store")
     if models.gate:
         data["reasoner"]["gate"]["path"] = models.gate
+    data["reasoner"]["gate"]["thing_reader"] = models.thing_reader
     data["bench"]["cache_dir"] = str(cache)
     return Config.model_validate(data)
 
@@ -202,9 +206,9 @@ def _reusable(path: str, version: int, data_hash: str, recipe: BaseModel, cue_sp
 
 
 def recipe_modules() -> dict:
-    from training.recipes import cue_encoder, gate, linker
+    from training.recipes import cue_encoder, gate, linker, thing_reader
 
-    return {m.NAME: m for m in (cue_encoder, linker, gate)}
+    return {m.NAME: m for m in (cue_encoder, linker, gate, thing_reader)}
 
 
 def load_recipes(s: Settings) -> dict[str, BaseModel]:
@@ -223,8 +227,9 @@ def train_fold(cfg: Config, models: FoldModels, train_path: Path, instances: Seq
     and the names of those trained now. The cue encoder comes first: the others read its vectors."""
     from memory.construct.artifacts import CUE_ENCODER_VERSION, LINKER_VERSION
     from reasoner.gate.model import VERSION as GATE_VERSION
+    from reasoner.gate.thing_reader import VERSION as READER_VERSION
     from training import data
-    from training.recipes import cue_encoder, gate, linker
+    from training.recipes import cue_encoder, gate, linker, thing_reader
 
     src, dhash = str(train_path), data.data_hash(train_path)
     metas: dict[str, ArtifactMeta] = {}
@@ -249,6 +254,12 @@ def train_fold(cfg: Config, models: FoldModels, train_path: Path, instances: Seq
                        source=src, data_hash=dhash)
             trained.append(gate.NAME)
         metas[gate.NAME] = read_meta(models.gate)
+    if models.thing_reader:
+        r = recipes[thing_reader.NAME]
+        if not _reusable(models.thing_reader, READER_VERSION, dhash, r):
+            thing_reader.train(instances, r, Path(models.thing_reader), src, dhash)
+            trained.append(thing_reader.NAME)
+        metas[thing_reader.NAME] = read_meta(models.thing_reader)
     return metas, trained
 
 

@@ -50,14 +50,15 @@ class MessageCheck:
                 f"thing named {self.named}; words max {self.max_words}, mean {self.mean_words:.1f}")
 
 
-def check(instances: Iterable[Instance]) -> MessageCheck:
+def check(instances: Iterable[Instance], reader=None) -> MessageCheck:
+    """reader: a trained thing reader for the composer (reasoner.gate.thing_reader), else rules alone."""
     out = MessageCheck()
     for inst in instances:
         if inst.variant != "positive":
             continue
         current = inst.event(inst.decision_event)
         for it in inst.intentions:
-            msg = compose_message([inst.event(it.formation)], current).message
+            msg = compose_message([inst.event(it.formation)], current, reader).message
             n = word_count(msg)
             out.intentions += 1
             out.max_words = max(out.max_words, n)
@@ -73,9 +74,15 @@ def check(instances: Iterable[Instance]) -> MessageCheck:
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.message_check", description=__doc__.splitlines()[0])
     ap.add_argument("data", type=Path, help="CPMBench JSONL (e.g. from `promem bench generate`)")
+    ap.add_argument("--reader", type=Path, help="a trained thing reader folder (default: the composer's rules alone)")
     ap.add_argument("--show", action="store_true", help="print each failure: its keywords and message")
     args = ap.parse_args(argv)
-    result = check(load_instances(args.data))
+    reader = None
+    if args.reader:
+        from reasoner.gate.thing_reader import load_reader
+
+        reader = load_reader(args.reader)
+    result = check(load_instances(args.data), reader)
     if args.show:
         for m in result.misses:
             print(f"{m.instance} {m.intention} {m.keywords}\n    {m.message}")

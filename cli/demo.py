@@ -81,8 +81,10 @@ def stale_reason(recipe: str, where, cue_spec: str) -> str | None:
     from core.artifacts import stale_reason as why
     from memory.construct.artifacts import CUE_ENCODER_VERSION, LINKER_VERSION
     from reasoner.gate.model import VERSION as GATE_VERSION
+    from reasoner.gate.thing_reader import VERSION as READER_VERSION
 
-    version = {"cue-encoder": CUE_ENCODER_VERSION, "linker": LINKER_VERSION, "gate": GATE_VERSION}[recipe]
+    version = {"cue-encoder": CUE_ENCODER_VERSION, "linker": LINKER_VERSION, "gate": GATE_VERSION,
+               "thing-reader": READER_VERSION}[recipe]
     return why(where, version, cue_spec)
 
 
@@ -90,6 +92,9 @@ def _train_step(recipe: str, artifact: Callable[[Any], str]) -> Callable[[DemoCo
     def step(ctx: DemoContext) -> None:
         from core.config import resolve_path
 
+        if not artifact(ctx.cfg):
+            print("      not configured; skipped")
+            return
         where = resolve_path(artifact(ctx.cfg))
         why = stale_reason(recipe, where, ctx.cfg.memory.construction.cue_encoder)
         if why is None:
@@ -155,6 +160,7 @@ STEPS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("train cue encoder", _train_step("cue-encoder", lambda c: c.memory.construction.cue_encoder)),
     ("train state-change linker", _train_step("linker", lambda c: c.memory.construction.linker)),
     ("train gate", _train_step("gate", lambda c: c.reasoner.gate.path)),
+    ("train thing reader", _train_step("thing-reader", lambda c: c.reasoner.gate.thing_reader)),
     ("perceive clips", step_perceive),
     ("decide, event by event", step_decide),
     ("score against the answer key", step_score),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Function words, plus the words every caption uses for its subject ("The user is ..."): none of
 # them says what a moment is about.
@@ -63,3 +64,15 @@ def user_speech(audio: str) -> str:
     """The wearer's own words when diarization labelled them ("[user] ..."), else the whole transcript."""
     mine = re.findall(r"\[user\]\s*([^\[]+)", audio or "")
     return " ".join(s.strip() for s in mine) if mine else re.sub(r"\[[^\]]+\]\s*", "", audio or "").strip()
+
+
+@lru_cache(maxsize=4096)
+def keyword_pattern(term: str) -> re.Pattern:
+    """A CPMBench keyword as the keyword judge matches it (docs/formats.md section 3): case-insensitive,
+    at word boundaries. Lookarounds rather than \\b, so terms that start or end with punctuation match too."""
+    return re.compile(r"(?<!\w)" + re.escape(term.strip()) + r"(?!\w)", re.IGNORECASE)
+
+
+def addresses(message: str, keywords: list[list[str]]) -> bool:
+    """True when, for every group, the message contains at least one of its strings."""
+    return all(any(keyword_pattern(t).search(message) for t in group) for group in keywords)

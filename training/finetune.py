@@ -71,7 +71,7 @@ def split_held_out(items: Sequence, share: float, seed: int) -> tuple[list, list
     return [items[i] for i in order[n:]], [items[i] for i in order[:n]]
 
 
-def _batches(lengths: Sequence[int], batch_size: int, epochs: float, rng: random.Random) -> list[list[int]]:
+def length_batches(lengths: Sequence[int], batch_size: int, epochs: float, rng: random.Random) -> list[list[int]]:
     """Shuffled index batches for `epochs` passes (the last one cut short for a fraction). Each run
     of 8 batches is sorted by length before it is cut, so a batch pads little: on the CPU the
     padding is paid in full."""
@@ -116,7 +116,7 @@ def fit(train: Sequence[Example], settings: FinetuneSettings, held_out: Sequence
                                 weight_decay=settings.weight_decay)
         lengths = [len(ids) for ids in model.tokenizer([e.text for e in train], [e.pair for e in train] if train[0].pair is not None else None,
                                                       truncation=True, max_length=settings.max_length)["input_ids"]]
-        batches = _batches(lengths, settings.batch_size, settings.epochs, rng)
+        batches = length_batches(lengths, settings.batch_size, settings.epochs, rng)
         warm = max(1, int(settings.warmup * len(batches)))
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: min((s + 1) / warm, max(0.0, (len(batches) - s) / max(1, len(batches) - warm))))

@@ -1,22 +1,9 @@
 """Offline judge: keyword groups with word-boundary, case-insensitive matching (docs/formats.md section 3)."""
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
 from bench.metrics import NO_INTENTION
 from core.formats import Decision, Instance
-
-
-@lru_cache(maxsize=4096)
-def _pattern(term: str) -> re.Pattern:
-    # Lookarounds rather than \b, so terms that start or end with punctuation still match.
-    return re.compile(r"(?<!\w)" + re.escape(term.strip()) + r"(?!\w)", re.IGNORECASE)
-
-
-def addresses(message: str, keywords: list[list[str]]) -> bool:
-    """True when, for every group, the message contains at least one of its strings."""
-    return all(any(_pattern(t).search(message) for t in group) for group in keywords)
+from core.text import addresses  # noqa: F401 - the judge's rule, defined with the format in core
 
 
 def silent_labels(instance: Instance, label: str) -> dict[str, str]:

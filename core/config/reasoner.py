@@ -1,3 +1,5 @@
+from typing import Optional
+
 from pydantic import Field
 
 from core.config._base import Section
@@ -6,6 +8,9 @@ from core.config.models import LLMConfig
 
 class GateConfig(Section):
     path: str = "artifacts/gate"
+    # What a message names and the action it suggests: a trained thing reader (`promem train
+    # thing-reader`); when there is none, the composer's own rules alone (a warning says so).
+    thing_reader: Optional[str] = "artifacts/thing-reader"
     threshold: float = 0.5  # used when the trained gate's meta.json holds no calibrated threshold
     use_calibrated: bool = True  # prefer the threshold calibrated on held-out pairs (meta.json)
     max_candidates: int = Field(12, ge=1)  # past events scored per moment

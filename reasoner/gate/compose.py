@@ -289,6 +289,8 @@ SIGNS = re.compile(r"\b(se acab|acab[oóa]|no hay|no queda|falta|necesit|hay que
                    r"quebr|rasgad|precis[ao]|tem que|não tem|cass[ée]|plus de|faut\b|besoin|déchir|kaputt|"
                    r"brauch|muss\b|gerissen|dead\b|burnt out|bent\b)", re.I)
 FALLBACK_ACTION = "maybe get it sorted"  # what a person says when the evidence shows no kind of action
+ACTION_PHRASES = list(dict.fromkeys([a for _, a in ACTIONS] + [FALLBACK_ACTION]))  # what the thing reader picks from
+READ_WORDS = 6  # of the thing, the words the thing reader marked; the composer's own phrase fills what is left
 NOW_WORDS = 8  # "Right now: ..." when the current moment has no place, so the past thing keeps its words
 
 
@@ -314,19 +316,41 @@ class Composed:
     evidence: list[str]
 
 
-def compose_message(evidence: Sequence[Event], current: Event) -> Composed:
+def compose_message(evidence: Sequence[Event], current: Event, reader=None) -> Composed:
     """One sentence from the first evidence event (the one the decision rests on most), e.g.
-    "You're at Grand Ave - empty birthday-candle box, yesterday evening; maybe buy or get a new one." """
+    "You're at Grand Ave - empty birthday-candle box, yesterday evening; maybe buy or get a new one."
+    reader: a trained reasoner.gate.thing_reader.ThingReader; it names the thing and picks the action."""
     if not evidence:
         return compose_now(current)
     e = evidence[0]
     now = now_phrase(current)
     when = when_phrase(e.dt, current.dt)
-    action = action_phrase([e])
+    reading = reader.read(e) if reader is not None else None
+    action = (reading.action if reading is not None else None) or action_phrase([e])
     # the dash counts too, so the sentence is short by any count (len(message.split()) included)
-    thing = thing_phrase(e, MAX_WORDS - 1 - word_count(f"{now} {when} {action}"))
+    room = MAX_WORDS - 1 - word_count(f"{now} {when} {action}")
+    thing = read_phrase(reading, min(room, READ_WORDS)) if reading is not None else ""
+    rest = room - word_count(thing)
+    own = thing_phrase(e, rest) if rest >= 3 or not thing else ""
+    if own and not set(_words(own)) <= set(_words(thing)):
+        thing = f"{thing}; {own}" if thing else own
     msg = f"{now} - {thing}, {when}" if thing else f"{now} - something came up {when}"
     return Composed(f"{msg}; {action}.", [e.id])
+
+
+def read_phrase(reading, room: int) -> str:
+    """The runs the thing reader marked, the surest first while they fit, said in text order and
+    cleaned like every phrase taken from a recording."""
+    chosen: list[tuple[int, str]] = []
+    used = 0
+    for run in sorted(reading.runs, key=lambda r: -r.score):
+        said = clean_phrase(reading.text[run.start:run.end], room - used)
+        if said and said.lower() not in (c.lower() for _, c in chosen):
+            chosen.append((run.start, said))
+            used += word_count(said)
+        if used >= room:
+            break
+    return ", ".join(c for _, c in sorted(chosen))
 
 
 def compose_now(current: Event) -> Composed:

@@ -71,10 +71,25 @@ class GateScorer:
         return Scored(cands, scores, dismissed, self.model.token_count([*events, current]) if events else 0)
 
 
+def load_thing_reader(path: str | None):
+    """The trained thing reader, or None (with a warning naming the command) when there is none."""
+    if not path:
+        return None
+    from core.artifacts import ArtifactError
+    from reasoner.gate.thing_reader import load_reader
+
+    try:
+        return load_reader(resolve_path(path))
+    except ArtifactError as exc:
+        log.warning("%s; messages are composed by rule alone meanwhile", exc)
+        return None
+
+
 class GateReasoner:
     def __init__(self, cfg):
         self.cfg = cfg
         self.scorer = GateScorer(cfg)
+        self.reader = load_thing_reader(cfg.reasoner.gate.thing_reader)
 
     @property
     def threshold(self) -> float:
@@ -94,7 +109,7 @@ class GateReasoner:
         timing = {"reason": (time.perf_counter() - t0) * 1000}
         if not fired:
             return Decision(event_id=current.id, assist=False, retrieved=retrieved, timing_ms=timing, **extra)
-        said = compose_message([r.event for r, _ in fired], current)  # evidence: the events it rests on
+        said = compose_message([r.event for r, _ in fired], current, self.reader)  # evidence: the events it rests on
         return Decision(event_id=current.id, assist=True, message=said.message,
                         evidence=said.evidence, retrieved=retrieved, timing_ms=timing, **extra)
 
