@@ -4,6 +4,10 @@ of the thing from the event it rests on), then what might be done. No language m
 
     "You're at Fresh Market - out of oat milk, on Monday evening; maybe buy or get a new one."
 
+With a trained thing reader (reasoner/gate/thing_reader.py) the thing is the words it marked (at
+most READ_WORDS), and the action the phrase it picked; the rules below add their phrase only where it
+marked fewer than READ_ENOUGH words, and name the thing and the action where there is no reader.
+
 The length is kept by construction: each part has a word budget (the place MAX_PLACE_WORDS, the
 thing what the fixed parts leave, its transcript part at most MAX_SPEECH_WORDS, its caption part at
 most MAX_CAPTION_WORDS), so nothing is cut after the sentence is built.
@@ -290,7 +294,8 @@ SIGNS = re.compile(r"\b(se acab|acab[oóa]|no hay|no queda|falta|necesit|hay que
                    r"brauch|muss\b|gerissen|dead\b|burnt out|bent\b)", re.I)
 FALLBACK_ACTION = "maybe get it sorted"  # what a person says when the evidence shows no kind of action
 ACTION_PHRASES = list(dict.fromkeys([a for _, a in ACTIONS] + [FALLBACK_ACTION]))  # what the thing reader picks from
-READ_WORDS = 6  # of the thing, the words the thing reader marked; the composer's own phrase fills what is left
+READ_WORDS = 6  # of the thing, at most this many words the thing reader marked
+READ_ENOUGH = 3  # with fewer marked words than this, the composer's own phrase adds what it finds
 NOW_WORDS = 8  # "Right now: ..." when the current moment has no place, so the past thing keeps its words
 
 
@@ -331,7 +336,8 @@ def compose_message(evidence: Sequence[Event], current: Event, reader=None) -> C
     room = MAX_WORDS - 1 - word_count(f"{now} {when} {action}")
     thing = read_phrase(reading, min(room, READ_WORDS)) if reading is not None else ""
     rest = room - word_count(thing)
-    own = thing_phrase(e, rest) if rest >= 3 or not thing else ""
+    # the rules' phrase only where the reader marked little: beside a full mark it mostly repeats it
+    own = thing_phrase(e, rest) if word_count(thing) < READ_ENOUGH and (rest >= 3 or not thing) else ""
     if own and not set(_words(own)) <= set(_words(thing)):
         thing = f"{thing}; {own}" if thing else own
     msg = f"{now} - {thing}, {when}" if thing else f"{now} - something came up {when}"
@@ -340,16 +346,17 @@ def compose_message(evidence: Sequence[Event], current: Event, reader=None) -> C
 
 def read_phrase(reading, room: int) -> str:
     """The runs the thing reader marked, the surest first while they fit, said in text order and
-    cleaned like every phrase taken from a recording."""
+    cleaned like every phrase taken from a recording; a run whose words another one already says
+    ("rear light" beside "rear bike light") is left out."""
     chosen: list[tuple[int, str]] = []
-    used = 0
     for run in sorted(reading.runs, key=lambda r: -r.score):
-        said = clean_phrase(reading.text[run.start:run.end], room - used)
-        if said and said.lower() not in (c.lower() for _, c in chosen):
-            chosen.append((run.start, said))
-            used += word_count(said)
+        used = sum(word_count(c) for _, c in chosen)
         if used >= room:
             break
+        said = clean_phrase(reading.text[run.start:run.end], room - used)
+        if not said or any(set(_words(said)) <= set(_words(c)) for _, c in chosen):
+            continue
+        chosen = [(at, c) for at, c in chosen if not set(_words(c)) <= set(_words(said))] + [(run.start, said)]
     return ", ".join(c for _, c in sorted(chosen))
 
 
