@@ -133,6 +133,33 @@ def test_gate_and_memory_share_one_cue_encoder(trained_gate):
 
 
 @pytest.mark.slow
+def test_gate_reads_the_vectors_memory_computed_when_the_event_came_in(trained_gate, sample_instances):
+    """Memory embeds every event's text() when it arrives; deciding, the gate embeds nothing again."""
+    from memory.construct.encoder import EncoderConstructor
+    from reasoner.gate.reasoner import GateScorer
+
+    cfg = cfg_with(gate={"path": str(trained_gate[0])})
+    data = cfg.model_dump()
+    data["memory"]["construction"].update(cue_encoder="base", linker="none")
+    cfg = type(cfg).model_validate(data)
+    memory = EncoderConstructor(cfg)
+    scorer = GateScorer(cfg)
+    assert scorer.model.embedder is memory.content
+    inst = next(i for i in sample_instances if i.variant == "positive")
+    events = sorted(inst.events, key=lambda e: e.dt)
+    memory.extract(events)  # what ingest does as they come in
+    computed = []
+    real = memory.content._encode
+    memory.content._encode = lambda texts: computed.extend(texts) or real(texts)
+    try:
+        past = [Recalled(event=e, score=1.0, path="content") for e in events[-9:-1]]  # what recall hands over
+        assert len(scorer.score(past, events[-1]).scores) == len(past)
+    finally:
+        memory.content._encode = real
+    assert computed == []
+
+
+@pytest.mark.slow
 def test_gate_reasoner_decides_with_contract_fields(trained_gate, sample_instances):
     out, _ = trained_gate
     cfg = cfg_with(backend="gate", gate={"path": str(out), "use_calibrated": False, "threshold": 0.0})
