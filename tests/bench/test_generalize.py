@@ -80,7 +80,7 @@ SYSTEMS = ["rag-bm25", "no-memory"]
 
 def _small_gate_setup(folder, trees: int):
     """A small gate recipe (no CAB) written to folder/gate.yaml, and a config with cue encoder "base"
-    and no linker: the gate is the model trained per fold."""
+    and no linker: the gate and the thing reader are the models trained per fold."""
     recipe = yaml.safe_load((REPO / "training" / "configs" / "gate.yaml").read_text())
     recipe.update(trees=trees, folds=0, now_data=None)
     (folder / "gate.yaml").write_text(yaml.safe_dump(recipe))
@@ -94,7 +94,7 @@ def _small_gate_setup(folder, trees: int):
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """Two folds, 16 training timelines each, a small gate recipe (no CAB), cue encoder "base" and
-    no linker: the gate is the model trained per fold."""
+    no linker: the gate and the thing reader are the models trained per fold."""
     root = tmp_path_factory.mktemp("generalize")
     cfg = _small_gate_setup(root, trees=30)
     s = gen.Settings(folds=2, n_train=16, n_test=4, seed=0, systems=SYSTEMS, recipes={"gate": str(root / "gate.yaml")})
@@ -115,12 +115,13 @@ def test_each_fold_trains_its_own_gate_and_the_systems_use_it(tiny):
         assert {SEED_CATEGORY[x] for x in f.train_seeds} <= set(f.train_categories)
         assert {SEED_CATEGORY[x] for x in f.test_seeds} <= set(f.held_out)
         gate = f.models["gate"]
-        assert f.retrained == ["gate"] and set(f.models) == {"gate"}
-        assert gate.data_hash == data_hash(fold_dir / "train.jsonl")
+        assert f.retrained == ["gate", "thing-reader"] and set(f.models) == {"gate", "thing-reader"}
+        assert gate.data_hash == data_hash(fold_dir / "train.jsonl") == f.models["thing-reader"].data_hash
         assert gate.metrics["train_instances"] == 16 and gate.recipe["trees"] == 30
         # the decisions were made under the fold's config, whose gate is the fold's artifact
         fcfg = gen.fold_config(cfg, gen.fold_models(cfg, fold_dir / "artifacts"), fold_dir, out / "cache")
         assert fcfg.reasoner.gate.path == str(fold_dir / "artifacts" / "gate")
+        assert fcfg.reasoner.gate.thing_reader == str(fold_dir / "artifacts" / "thing-reader")
         h = config_hash(fcfg, False)
         assert len(list((out / "cache" / "runs" / "rag-bm25" / h).glob("*.json"))) == f.n_test == s.n_test * len(f.held_out)
         hashes.add(h)
@@ -152,7 +153,7 @@ def test_report_has_per_fold_and_mean_rows_and_wall_time(tiny):
 
 def test_rerun_skips_finished_folds_and_keeps_trained_models(tiny, monkeypatch):
     import bench.harness
-    from training.recipes import gate
+    from training.recipes import gate, thing_reader
 
     cfg, s, out, first = tiny
 
@@ -160,6 +161,7 @@ def test_rerun_skips_finished_folds_and_keeps_trained_models(tiny, monkeypatch):
         raise AssertionError("a finished fold was trained or evaluated again")
 
     monkeypatch.setattr(gate, "train", must_not_run)
+    monkeypatch.setattr(thing_reader, "train", must_not_run)
     monkeypatch.setattr(bench.harness, "run_benchmark", must_not_run)
     again = gen.run(cfg, s, out, progress=False)
     assert [f.model_dump() for f in again.folds] == [f.model_dump() for f in first.folds]
@@ -167,6 +169,7 @@ def test_rerun_skips_finished_folds_and_keeps_trained_models(tiny, monkeypatch):
     # a fold whose record is lost is evaluated again, from its models as they are (no retraining)
     monkeypatch.undo()
     monkeypatch.setattr(gate, "train", must_not_run)
+    monkeypatch.setattr(thing_reader, "train", must_not_run)
     lost = out / "folds" / "+".join(first.folds[1].held_out) / gen.FOLD_FILE
     lost.unlink()
     third = gen.run(cfg, s, out, progress=False)
@@ -207,7 +210,7 @@ def test_trigger_pseudo_system_runs_promem_with_the_trigger_on_the_same_fold_mod
     out = tmp_path / "out"
     plan = gen.plan_folds(seed_categories(), 6)[0]
     fold = gen.run_fold(plan, s, cfg, out, build_judge(cfg, "keywords"), gen.load_recipes(s), progress=False)
-    assert not fold.errors and fold.retrained == ["gate"] and set(fold.results) == set(systems)
+    assert not fold.errors and fold.retrained == ["gate", "thing-reader"] and set(fold.results) == set(systems)
     off, on = fold.results["promem"], fold.results[gen.TRIGGER_SYSTEM]
     assert off.instances == on.instances == fold.n_test
     assert off.extra_metrics["trigger_skip_share"] == 0 and off.extra_metrics["trigger_ordinary_skip_share"] is None
