@@ -14,7 +14,7 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -90,11 +90,60 @@ def length_batches(lengths: Sequence[int], batch_size: int, epochs: float, rng: 
     return out[:total]
 
 
+@dataclass
+class Steps:
+    """What a run of training steps did: the loss of each step, the steps planned, and whether the
+    wall-time budget cut it short."""
+
+    losses: list[float]
+    planned: int
+    stopped_by_budget: bool
+
+    def tenths(self) -> list[float]:
+        """The mean loss per tenth of the steps done."""
+        tenth = max(1, len(self.losses) // 10)
+        return [round(float(np.mean(self.losses[i:i + tenth])), 4) for i in range(0, len(self.losses), tenth)]
+
+
+def run_steps(body: list, heads: list, lengths: Sequence[int], settings: FinetuneSettings,
+              step_loss: Callable[[list[int]], "torch.Tensor"], t0: float, desc: str, progress: bool = True) -> Steps:
+    """The loop every fine-tuning here shares: AdamW over the encoder's trainable weights (lr) and the
+    new heads (head_lr), linear warmup and decay, batches of alike lengths for `epochs`, a progress
+    bar, and the wall-time budget counted from t0. step_loss(example indices) gives a batch's loss."""
+    import torch
+    from tqdm import tqdm
+
+    opt = torch.optim.AdamW([{"params": body, "lr": settings.lr}, {"params": heads, "lr": settings.head_lr}],
+                            weight_decay=settings.weight_decay)
+    batches = length_batches(lengths, settings.batch_size, settings.epochs, random.Random(settings.seed))
+    warm = max(1, int(settings.warmup * len(batches)))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (len(batches) - s) / max(1, len(batches) - warm))))
+    losses: list[float] = []
+    stopped = False
+    bar = tqdm(batches, desc=desc, unit="step", disable=not progress)
+    for idx in bar:
+        if time.perf_counter() - t0 > settings.budget_s:
+            stopped = True
+            break
+        loss = step_loss(idx)
+        loss.backward()
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+    bar.close()
+    if stopped:
+        log.warning("%s: wall-time budget of %.0f s reached: stopped after %d of %d steps; the model is kept "
+                    "as trained so far", desc, settings.budget_s, len(losses), len(batches))
+    return Steps(losses, len(batches), stopped)
+
+
 def fit(train: Sequence[Example], settings: FinetuneSettings, held_out: Sequence[Example] = (),
         progress: bool = True, desc: str = "fine-tune") -> FitResult:
     """Fine-tune a fresh classifier on `train`; score `held_out` with the result."""
     import torch
-    from tqdm import tqdm
 
     if not train:
         raise ValueError("fine-tuning needs at least one training example")
@@ -105,51 +154,28 @@ def fit(train: Sequence[Example], settings: FinetuneSettings, held_out: Sequence
     threads = torch.get_num_threads()
     torch.set_num_threads(settings.threads)
     torch.manual_seed(settings.seed)
-    rng = random.Random(settings.seed)
     try:
         model = TextClassifier(settings.base, settings.max_length)
         model.tune_only_top(settings.train_layers)
         model.net.train()
-        head = list(model.net["head"].parameters())
-        body = [p for p in model.net["encoder"].parameters() if p.requires_grad]
-        opt = torch.optim.AdamW([{"params": body, "lr": settings.lr}, {"params": head, "lr": settings.head_lr}],
-                                weight_decay=settings.weight_decay)
-        lengths = [len(ids) for ids in model.tokenizer([e.text for e in train], [e.pair for e in train] if train[0].pair is not None else None,
-                                                      truncation=True, max_length=settings.max_length)["input_ids"]]
-        batches = length_batches(lengths, settings.batch_size, settings.epochs, rng)
-        warm = max(1, int(settings.warmup * len(batches)))
-        sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda s: min((s + 1) / warm, max(0.0, (len(batches) - s) / max(1, len(batches) - warm))))
+        pairs = [e.pair for e in train] if train[0].pair is not None else None
+        lengths = [len(ids) for ids in model.tokenizer([e.text for e in train], pairs, truncation=True,
+                                                      max_length=settings.max_length)["input_ids"]]
         pos = sum(e.label for e in train)
         pos_weight = (len(train) - pos) / pos if settings.class_weight and pos else 1.0
         loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor(pos_weight))
-        losses: list[float] = []
-        stopped = False
-        bar = tqdm(batches, desc=desc, unit="step", disable=not progress)
-        for idx in bar:
-            if time.perf_counter() - t0 > settings.budget_s:
-                stopped = True
-                break
+
+        def step_loss(idx: list[int]):
             batch = [train[i] for i in idx]
-            enc = model.tokenize([e.text for e in batch], [e.pair for e in batch] if batch[0].pair is not None else None)
-            loss = loss_fn(model.logits(enc), torch.tensor([float(e.label) for e in batch]))
-            loss.backward()
-            opt.step()
-            sched.step()
-            opt.zero_grad()
-            losses.append(loss.item())
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
-        bar.close()
-        if stopped:
-            msg = (f"{desc}: wall-time budget of {settings.budget_s:.0f} s reached: stopped after {len(losses)} of "
-                   f"{len(batches)} steps; the model is kept as trained so far")
-            log.warning(msg)
+            enc = model.tokenize([e.text for e in batch], [e.pair for e in batch] if pairs is not None else None)
+            return loss_fn(model.logits(enc), torch.tensor([float(e.label) for e in batch]))
+
+        steps = run_steps([p for p in model.net["encoder"].parameters() if p.requires_grad],
+                          list(model.net["head"].parameters()), lengths, settings, step_loss, t0, desc, progress)
         model.net.eval()
         scores = model.score([e.text for e in held_out], [e.pair for e in held_out] if held_out and held_out[0].pair is not None else None)
     finally:
         torch.set_num_threads(threads)
-    tenth = max(1, len(losses) // 10)
-    return FitResult(model=model, seconds=round(time.perf_counter() - t0, 1), steps=len(losses),
-                     planned_steps=len(batches), stopped_by_budget=stopped,
-                     losses=[round(float(np.mean(losses[i:i + tenth])), 4) for i in range(0, len(losses), tenth)],
-                     held_out_scores=scores)
+    return FitResult(model=model, seconds=round(time.perf_counter() - t0, 1), steps=len(steps.losses),
+                     planned_steps=steps.planned, stopped_by_budget=steps.stopped_by_budget,
+                     losses=steps.tenths(), held_out_scores=scores)

@@ -12,14 +12,11 @@ model trained on the rest is kept. Writes reader.safetensors and meta.json to
 """
 from __future__ import annotations
 
-import logging
-import random
 import shutil
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.artifacts import ArtifactMeta, write_meta
@@ -28,10 +25,9 @@ from core.jsonio import replace_dir
 from training import data
 from training import recipe as common
 from training.errors import TrainingError
-from training.finetune import FinetuneSettings, length_batches
+from training.finetune import FinetuneSettings, run_steps
 
 NAME = "thing-reader"
-log = logging.getLogger(__name__)
 
 
 class ThingReaderRecipe(BaseModel):
@@ -117,9 +113,8 @@ def _targets(model, batch: Sequence[ReaderExample]):
 
 
 def fit(train: Sequence[ReaderExample], recipe: ThingReaderRecipe, actions: Sequence[str], progress: bool = True):
-    """A fresh reader fine-tuned on `train` (both heads, one loss); (reader, losses per tenth, steps, stopped)."""
+    """A fresh reader fine-tuned on `train` (both heads, one loss); (reader, training.finetune.Steps)."""
     import torch
-    from tqdm import tqdm
 
     from reasoner.gate.thing_reader import ThingReader
 
@@ -128,51 +123,29 @@ def fit(train: Sequence[ReaderExample], recipe: ThingReaderRecipe, actions: Sequ
     threads = torch.get_num_threads()
     torch.set_num_threads(s.threads)
     torch.manual_seed(s.seed)
-    rng = random.Random(s.seed)
     try:
         model = ThingReader(actions, s.base, s.max_length)
         model.tune_all_but_embeddings()
         model.net.train()
-        heads = [*model.net["tokens"].parameters(), *model.net["action"].parameters()]
-        body = [p for p in model.net["encoder"].parameters() if p.requires_grad]
-        opt = torch.optim.AdamW([{"params": body, "lr": s.lr}, {"params": heads, "lr": s.head_lr}],
-                                weight_decay=s.weight_decay)
-        lengths = [len(x.text) for x in train]
-        batches = length_batches(lengths, s.batch_size, s.epochs, rng)
-        warm = max(1, int(s.warmup * len(batches)))
-        sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda k: min((k + 1) / warm, max(0.0, (len(batches) - k) / max(1, len(batches) - warm))))
         weight = torch.tensor(recipe.mark_weight)
-        losses: list[float] = []
-        stopped = False
-        bar = tqdm(batches, desc="train thing reader", unit="step", disable=not progress)
-        for idx in bar:
-            if time.perf_counter() - t0 > s.budget_s:
-                stopped = True
-                break
+
+        def step_loss(idx: list[int]):
             enc, marks, acts = _targets(model, [train[i] for i in idx])
             tok, act = model.logits(enc)
             mask = enc["attention_mask"].float()
-            mark_loss = (torch.nn.functional.binary_cross_entropy_with_logits(tok, marks, pos_weight=weight, reduction="none")
-                         * mask).sum() / mask.sum()
-            loss = mark_loss
+            loss = (torch.nn.functional.binary_cross_entropy_with_logits(tok, marks, pos_weight=weight, reduction="none")
+                    * mask).sum() / mask.sum()
             if (acts >= 0).any():  # a batch where no action is labelled has only the marks to learn
                 loss = loss + recipe.action_weight * torch.nn.functional.cross_entropy(act, acts, ignore_index=-1)
-            loss.backward()
-            opt.step()
-            sched.step()
-            opt.zero_grad()
-            losses.append(loss.item())
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
-        bar.close()
-        if stopped:
-            log.warning("train thing reader: wall-time budget of %.0f s reached: stopped after %d of %d steps; "
-                        "the model is kept as trained so far", s.budget_s, len(losses), len(batches))
+            return loss
+
+        steps = run_steps([p for p in model.net["encoder"].parameters() if p.requires_grad],
+                          [*model.net["tokens"].parameters(), *model.net["action"].parameters()],
+                          [len(x.text) for x in train], s, step_loss, t0, "train thing reader", progress)
         model.net.eval()
     finally:
         torch.set_num_threads(threads)
-    tenth = max(1, len(losses) // 10)
-    return model, [round(float(np.mean(losses[i:i + tenth])), 4) for i in range(0, len(losses), tenth)], len(losses), stopped
+    return model, steps
 
 
 def held_out_figures(model, held: Sequence[ReaderExample]) -> dict:
@@ -203,15 +176,16 @@ def train(instances: Sequence[Instance], recipe: ThingReaderRecipe, out, source:
     if not train_ex:
         raise TrainingError("no intentions with a formation event in the training data: nothing to read")
     held_ex = [x for x in examples(held, ACTION_PHRASES) if x.text not in {t.text for t in train_ex}]
-    model, losses, steps, stopped = fit(train_ex, recipe, ACTION_PHRASES, progress)
+    model, steps = fit(train_ex, recipe, ACTION_PHRASES, progress)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     model.save(tmp)
     meta = ArtifactMeta(kind=NAME, version=VERSION, data=source, data_hash=data_hash, base=recipe.finetune.base,
                         seconds=round(time.time() - t0, 1), recipe=recipe.model_dump(),
-                        metrics={"train_formations": len(train_ex), "steps": steps, "stopped_by_budget": stopped,
-                                 "losses": losses, **held_out_figures(model, held_ex)})
+                        metrics={"train_formations": len(train_ex), "steps": len(steps.losses),
+                                 "stopped_by_budget": steps.stopped_by_budget, "losses": steps.tenths(),
+                                 **held_out_figures(model, held_ex)})
     write_meta(tmp, meta)
     replace_dir(tmp, out)
     return meta
