@@ -4,8 +4,8 @@ Each intention of the training instances gives one example, its formation event'
 transcript: the words that match any of its keyword groups (as the keyword judge matches them) are
 the words to mark, and the action phrase to pick is the one for the first verb of its second group
 that ACTION_VERBS knows (the verb the scenario's author put first: "buy" of buy/get/pick up), none
-where it knows none. Not every phrase the judge would accept: the widest phrase ("get it sorted")
-would then win everywhere. Scenarios are split: a held-out share is never trained on and reports
+where it knows none. Not every phrase the judge would accept: the widest one then wins everywhere
+("maybe repair it or buy new" for a blood test, BENCHMARKS.md "The thing reader"). Scenarios are split: a held-out share is never trained on and reports
 how often the marked words name the thing and how often the picked action is the labelled one; the
 model trained on the rest is kept. Writes reader.safetensors and meta.json to
 <cfg.training.artifacts>/thing-reader.
