@@ -26,24 +26,62 @@ def base_path(spec: str) -> str:
     return spec
 
 
+def load_base(base: str, what: str):
+    """(tokenizer, encoder) of a base model spec, from local files only (the base ships in a pip
+    package: never the hub); `what` names the model in the message when its weights are missing."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoModel, AutoTokenizer
+
+    from core.providers.hub import hub_weights
+
+    with hub_weights(base_path(base), what, "the recipe's base"):
+        return AutoTokenizer.from_pretrained(base_path(base)), AutoModel.from_pretrained(base_path(base))
+
+
+def mean_pool(hidden, attention_mask):
+    """The mean of each row's token vectors over its real (unpadded) tokens."""
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+
+
+def save_tuned(net, path: Path, metadata: dict[str, str]) -> Path:
+    """The weights of `net` that fine-tuning changed (the trainable ones; the rest is the base's) in
+    fp16 to the safetensors file `path`, with `metadata`."""
+    import torch
+    from safetensors.torch import save_file
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tuned = {n for n, p in net.named_parameters() if p.requires_grad}
+    save_file({n: t.detach().to(torch.float16).contiguous() for n, t in net.state_dict().items() if n in tuned},
+              str(path), metadata=metadata)
+    return path
+
+
+def read_tuned(path: Path) -> tuple[dict, dict[str, str]]:
+    """(weights as float32, metadata) of a file save_tuned wrote. OSError when it is missing,
+    ValueError when it is not a readable safetensors file."""
+    from safetensors import SafetensorError, safe_open
+    from safetensors.torch import load_file
+
+    try:
+        with safe_open(str(path), framework="pt") as h:
+            info = h.metadata() or {}
+        return {n: t.float() for n, t in load_file(str(path)).items()}, info
+    except SafetensorError as exc:
+        raise ValueError(f"{path}: not a readable safetensors file ({exc})") from None
+
+
 class TextClassifier:
     """score(texts[, pairs]) -> probability per text that it is of the positive class. `net` is the
     torch module (encoder + head) that training updates."""
 
     def __init__(self, base: str = MINILM, max_length: int = 128, dropout: float = 0.1):
-        import os
-
         import torch
 
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the base ships in a pip package: never the hub
-        from transformers import AutoModel, AutoTokenizer
-
-        from core.providers.hub import hub_weights
-
         self.base, self.max_length, self.dropout = base, max_length, dropout
-        with hub_weights(base_path(base), "text classifier base model", "the recipe's base"):
-            self.tokenizer = AutoTokenizer.from_pretrained(base_path(base))
-            encoder = AutoModel.from_pretrained(base_path(base))
+        self.tokenizer, encoder = load_base(base, "text classifier base model")
         self.net = torch.nn.ModuleDict({"encoder": encoder, "head": torch.nn.Linear(encoder.config.hidden_size, 1)})
 
     def tune_only_top(self, n_layers: int) -> None:
@@ -63,9 +101,7 @@ class TextClassifier:
         """One logit per row of a tokenized batch (dropout on the pooled vector while training)."""
         import torch
 
-        out = self.net["encoder"](**enc).last_hidden_state
-        mask = enc["attention_mask"].unsqueeze(-1).to(out.dtype)
-        pooled = (out * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        pooled = mean_pool(self.net["encoder"](**enc).last_hidden_state, enc["attention_mask"])
         pooled = torch.nn.functional.dropout(pooled, self.dropout, self.net.training)
         return self.net["head"](pooled).squeeze(-1)
 
@@ -84,36 +120,16 @@ class TextClassifier:
         self.net.train(was_training)
         return np.concatenate(out).reshape(-1)
 
-    def tuned_state(self) -> dict:
-        """The weights fine-tuning changed (the trainable ones); the rest is the base's."""
-        names = {n for n, p in self.net.named_parameters() if p.requires_grad}
-        return {n: t for n, t in self.net.state_dict().items() if n in names}
-
     def save(self, folder: str | Path) -> Path:
         """classifier.safetensors in `folder`: the tuned weights in fp16, the base and max length as metadata."""
-        import torch
-        from safetensors.torch import save_file
-
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        save_file({n: t.detach().to(torch.float16).contiguous() for n, t in self.tuned_state().items()},
-                  str(folder / WEIGHTS), metadata={"base": self.base, "max_length": str(self.max_length)})
-        return folder / WEIGHTS
+        return save_tuned(self.net, Path(folder) / WEIGHTS, {"base": self.base, "max_length": str(self.max_length)})
 
     @classmethod
     def load(cls, folder: str | Path) -> "TextClassifier":
         """The base model with the saved fp16 weights put over it (as float32). OSError when the
         file is missing or unreadable, ValueError when it does not fit the base."""
-        from safetensors import SafetensorError, safe_open
-        from safetensors.torch import load_file
-
         f = Path(folder) / WEIGHTS
-        try:
-            with safe_open(str(f), framework="pt") as h:
-                info = h.metadata() or {}
-            state = {n: t.float() for n, t in load_file(str(f)).items()}
-        except SafetensorError as exc:
-            raise ValueError(f"{f}: not a readable safetensors file ({exc})") from None
+        state, info = read_tuned(f)
         model = cls(info.get("base", MINILM), int(info.get("max_length", 128)))
         unknown = set(state) - set(model.net.state_dict())
         if unknown or "head.weight" not in state:

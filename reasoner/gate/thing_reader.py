@@ -11,7 +11,6 @@ embeddings stay the base's) with the action phrases in its metadata, and meta.js
 from __future__ import annotations
 
 import json
-import os
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ import numpy as np
 from core.artifacts import ArtifactError, cached_model, require
 from core.formats import Event
 from core.text import WORD_RE
-from core.text_classifier import MINILM, base_path
+from core.text_classifier import MINILM, load_base, mean_pool, read_tuned, save_tuned
 
 VERSION = 1
 WEIGHTS = "reader.safetensors"
@@ -61,15 +60,8 @@ class ThingReader:
     def __init__(self, actions: Sequence[str], base: str = MINILM, max_length: int = 160):
         import torch
 
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the base ships in a pip package: never the hub
-        from transformers import AutoModel, AutoTokenizer
-
-        from core.providers.hub import hub_weights
-
         self.actions, self.base, self.max_length = list(actions), base, max_length
-        with hub_weights(base_path(base), "thing reader base model", "the recipe's base"):
-            self.tokenizer = AutoTokenizer.from_pretrained(base_path(base))
-            encoder = AutoModel.from_pretrained(base_path(base))
+        self.tokenizer, encoder = load_base(base, "thing reader base model")
         hidden = encoder.config.hidden_size
         self.net = torch.nn.ModuleDict({"encoder": encoder, "tokens": torch.nn.Linear(hidden, 1),
                                         "action": torch.nn.Linear(hidden, len(self.actions))})
@@ -91,9 +83,7 @@ class ThingReader:
 
         h = self.net["encoder"](**enc).last_hidden_state
         h = torch.nn.functional.dropout(h, dropout, self.net.training)
-        mask = enc["attention_mask"].unsqueeze(-1).to(h.dtype)
-        pooled = (h * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        return self.net["tokens"](h).squeeze(-1), self.net["action"](pooled)
+        return self.net["tokens"](h).squeeze(-1), self.net["action"](mean_pool(h, enc["attention_mask"]))
 
     def read_many(self, texts: Sequence[str]) -> list[Reading]:
         import torch
@@ -120,30 +110,17 @@ class ThingReader:
 
     def save(self, folder: str | Path) -> Path:
         """reader.safetensors in `folder`: the tuned weights in fp16, base, length and actions as metadata."""
-        import torch
-        from safetensors.torch import save_file
-
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        tuned = {n for n, p in self.net.named_parameters() if p.requires_grad}
-        save_file({n: t.detach().to(torch.float16).contiguous() for n, t in self.net.state_dict().items() if n in tuned},
-                  str(folder / WEIGHTS), metadata={"base": self.base, "max_length": str(self.max_length),
-                                                   "actions": json.dumps(self.actions)})
-        return folder / WEIGHTS
+        return save_tuned(self.net, Path(folder) / WEIGHTS, {"base": self.base, "max_length": str(self.max_length),
+                                                             "actions": json.dumps(self.actions)})
 
     @classmethod
     def load_weights(cls, folder: str | Path) -> "ThingReader":
         """The base with the saved weights over it (float32). ValueError when they are unreadable or do not fit."""
-        from safetensors import SafetensorError, safe_open
-        from safetensors.torch import load_file
-
         f = Path(folder) / WEIGHTS
         try:
-            with safe_open(str(f), framework="pt") as h:
-                info = h.metadata() or {}
-            state = {n: t.float() for n, t in load_file(str(f)).items()}
+            state, info = read_tuned(f)
             actions = json.loads(info.get("actions", "[]"))
-        except (SafetensorError, OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:
             raise ValueError(f"{f}: not a readable reader ({exc})") from None
         model = cls(actions, info.get("base", MINILM), int(info.get("max_length", 160)))
         unknown = set(state) - set(model.net.state_dict())
