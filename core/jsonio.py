@@ -76,6 +76,16 @@ def append_jsonl(path: str | Path, row: Any) -> None:
         os.fsync(fh.fileno())
 
 
+def staging_dir(out: str | Path) -> Path:
+    """An empty folder beside `out` (OUT.tmp) to write a new artifact into before replace_dir swaps it in."""
+    import shutil
+
+    tmp = Path(out).with_name(Path(out).name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
 def replace_dir(tmp: str | Path, out: str | Path) -> None:
     """Swap a fully written folder in under its real name, so a crash never leaves half an artifact there."""
     import shutil

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import random
-import shutil
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from core.artifacts import ArtifactMeta, write_meta
-from core.jsonio import replace_dir
+from core.jsonio import replace_dir, staging_dir
 from memory.construct.artifacts import CUE_ENCODER_VERSION as VERSION
 from training import data
 from training import recipe as common
@@ -136,8 +135,7 @@ def train(instances, out: Path, r: CueRecipe, source: str = "", data_hash: str =
     model.max_seq_length = infer_length
     after = top3(model, val_ex)
 
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
+    tmp = staging_dir(out)
     model.save(str(tmp / "model"))
     meta = ArtifactMeta(
         kind=NAME, version=VERSION, data=source, data_hash=data_hash, base=BASE,

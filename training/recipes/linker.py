@@ -17,7 +17,6 @@ likeliest one linked. Writes linker.joblib and meta.json to <cfg.training.artifa
 from __future__ import annotations
 
 import logging
-import shutil
 import time
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from core.artifacts import ArtifactMeta, cue_fingerprint, write_meta
-from core.jsonio import replace_dir
+from core.jsonio import replace_dir, staging_dir
 from memory.construct.artifacts import LINKER_FILE, cue_encoder
 from memory.construct.artifacts import LINKER_VERSION as VERSION
 from memory.construct.link_model import LinkModel, link_features
@@ -223,9 +222,7 @@ def train(instances, out: Path, r: LinkerRecipe, embed_cfg, source: str = "", da
     cp = _role_prf(model.change, val, vec, "state_change")
     model.intent_threshold = ip[0]
 
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = staging_dir(out)
     joblib.dump({**model.dump(), "version": VERSION}, tmp / LINKER_FILE)
     meta = ArtifactMeta(
         kind=NAME, version=VERSION, data=source, data_hash=data_hash, base=embed_cfg.backend,

@@ -12,7 +12,6 @@ model trained on the rest is kept. Writes reader.safetensors and meta.json to
 """
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -21,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.artifacts import ArtifactMeta, write_meta
 from core.formats import Instance
-from core.jsonio import replace_dir
+from core.jsonio import replace_dir, staging_dir
 from training import data
 from training import recipe as common
 from training.errors import TrainingError
@@ -175,11 +174,10 @@ def train(instances: Sequence[Instance], recipe: ThingReaderRecipe, out, source:
     train_ex = examples(fit_on, ACTION_PHRASES)
     if not train_ex:
         raise TrainingError("no intentions with a formation event in the training data: nothing to read")
-    held_ex = [x for x in examples(held, ACTION_PHRASES) if x.text not in {t.text for t in train_ex}]
+    trained_on = {x.text for x in train_ex}
+    held_ex = [x for x in examples(held, ACTION_PHRASES) if x.text not in trained_on]
     model, steps = fit(train_ex, recipe, ACTION_PHRASES, progress)
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = staging_dir(out)
     model.save(tmp)
     meta = ArtifactMeta(kind=NAME, version=VERSION, data=source, data_hash=data_hash, base=recipe.finetune.base,
                         seconds=round(time.time() - t0, 1), recipe=recipe.model_dump(),
