@@ -14,7 +14,8 @@ from core.directives import split_directives
 from core.jsonio import LineError, iter_jsonl
 from core.timeutil import parse_time
 
-CATEGORIES = ("work", "leisure", "social", "health", "food", "shopping", "transit", "daily_life")
+CATEGORIES = ("work", "leisure", "social", "health", "food", "shopping", "transit", "daily_life",
+              "travel", "home_repair", "pets", "paperwork", "parenting", "money", "study", "caregiving", "hobbies")
 VARIANTS = ("positive", "negative", "no_formation", "state_change")
 METRIC_KEYS = ("DIR", "SCR", "FD", "Acc-P", "Set-P", "Set-R", "Set-F1", "Acc-PA")
 

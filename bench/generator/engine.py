@@ -50,10 +50,13 @@ def seed_categories(seeds_dir: str | Path = SEEDS_DIR) -> list[str]:
 
 
 def _confusables(seeds: list[Seed], exclude: str) -> list[Slot]:
+    """Other seeds' near misses (hard ones too) and confusers: events that look like an intention's
+    business; build_instance leaves out those naming its own seed's objects."""
     out: list[Slot] = []
     for s in seeds:
         if s.id != exclude:
             out.append(s.near_miss)
+            out.extend(s.hard_near_misses)
             out.extend(s.confusers)
     return out
 
@@ -61,8 +64,8 @@ def _confusables(seeds: list[Seed], exclude: str) -> list[Slot]:
 def iter_generate(n: int, seed: int = 0, split: str = "train", seeds_dir: str | Path = SEEDS_DIR,
                   pools_dir: str | Path = POOLS_DIR, progress: bool = False,
                   categories: Optional[Collection[str]] = None) -> Iterator[Instance]:
-    """Instance i = 8a + b has category b and variant (a + b) mod 4: every 32 in a row cover each
-    (category, variant) cell once, and any 4 in a row have 4 distinct variants, so any n is balanced.
+    """With C categories having seeds, instance i = C*a + b has category b and variant (a + b) mod 4:
+    every 4*C in a row cover each (category, variant) cell once, so any n is balanced.
 
     categories: only the seeds of these categories, for the timelines and for their confusable
     distractors alike (so no text of another category's seeds appears); None: every category."""

@@ -17,6 +17,11 @@ POOLS_DIR = Path(__file__).resolve().parent / "pools"
 UTC_OFFSETS = ("-08:00", "-07:00", "-05:00", "-03:00", "+00:00", "+01:00", "+02:00", "+03:00", "+05:30", "+08:00", "+09:00", "+10:00")
 
 
+# a timeline has up to 60 events (timeline.MAX_EVENTS) and draws its routine events without
+# replacement, so every persona needs at least this many distractors it can have
+MIN_DISTRACTORS = 60
+
+
 @dataclass(frozen=True)
 class Persona:
     text: str
@@ -50,4 +55,10 @@ def load_pools(folder: str | Path = POOLS_DIR) -> Pools:
             distractors.append(Slot.model_validate(obj))
         except ValidationError as exc:
             raise ValueError(f"{folder / 'distractors.yaml'}: entry #{n}: {describe_validation_error(exc)}") from None
+    for p in personas:
+        n = sum(set(d.requires) <= p.has for d in distractors)
+        if n < MIN_DISTRACTORS:
+            raise ValueError(f"{folder / 'distractors.yaml'}: only {n} events fit persona {p.text!r} "
+                             f"(traits {sorted(p.has)}); a timeline needs {MIN_DISTRACTORS} without repeats - "
+                             "add events without `requires` or with these traits")
     return Pools(names, personas, tuple(distractors))

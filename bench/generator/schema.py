@@ -1,7 +1,7 @@
 """Typed scenario seeds (the YAML files in seeds/); see README.md for the format."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
@@ -54,11 +54,22 @@ class Slot(BaseModel):
         return self
 
 
+# kinds of hard near miss: the right kind of place that cannot serve this need; the right object but
+# no chance to act on it; the same need, but someone else's
+NEAR_MISS_KINDS = ("wrong_place", "no_chance", "other_person")
+
+
+class HardNearMiss(Slot):
+    kind: Literal[NEAR_MISS_KINDS]  # type: ignore[valid-type]
+
+
 class SeedIntention(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     formation: Slot
     state_change: Slot
+    # the same change told without naming it ("Sam's suit is hanging in the hall" for "collect the suit")
+    indirect_state_change: Optional[Slot] = None
     reference: str
     keywords: list[list[str]]
 
@@ -79,6 +90,7 @@ class Seed(BaseModel):
     intentions: list[SeedIntention]
     opportunity: Slot
     near_miss: Slot
+    hard_near_misses: list[HardNearMiss] = []  # decision moments that look like a chance to act but are not
     confusers: list[Slot] = []
     gap_days: tuple[int, int] = (1, 3)
     gap_minutes: Optional[tuple[int, int]] = None  # instead of gap_days: decision this long after formation
@@ -99,7 +111,8 @@ class Seed(BaseModel):
 
     @model_validator(mode="after")
     def _traits(self) -> "Seed":
-        slots = [self.opportunity, self.near_miss] + [s for it in self.intentions for s in (it.formation, it.state_change)]
+        slots = [self.opportunity, self.near_miss, *self.hard_near_misses]
+        slots += [s for it in self.intentions for s in (it.formation, it.state_change, it.indirect_state_change) if s]
         need = set(self.requires).union(*(s.requires for s in slots))
         need |= implied_traits([it.reference for it in self.intentions])
         self.requires = sorted(need)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from bench.generator.pools import UTC_OFFSETS, Pools
-from bench.generator.schema import Seed, Slot
+from bench.generator.schema import Seed, SeedIntention, Slot
 from bench.generator.text import ROLES, fill, keywords_match
 from core.formats import Event, Instance, Intention
 from core.timeutil import format_time
@@ -67,6 +67,29 @@ def _fits(slot: Slot, traits: frozenset[str]) -> bool:
     return set(slot.requires) <= traits
 
 
+# share of negatives that end on one of the seed's hard near misses (the rest end on its near_miss),
+# and of state changes told indirectly ("Sam's suit is hanging in the hall")
+HARD_NEGATIVE_SHARE = 2 / 3
+INDIRECT_CHANGE_SHARE = 1 / 2
+
+
+def decision_slot(seed: Seed, variant: str, rng: random.Random, traits: frozenset[str]) -> Slot:
+    """The decision moment: the opportunity, or for a negative a near miss (hard ones 2 times in 3)."""
+    if variant != "negative":
+        return seed.opportunity
+    hard = [h for h in seed.hard_near_misses if _fits(h, traits)]
+    if hard and rng.random() < HARD_NEGATIVE_SHARE:
+        return rng.choice(hard)
+    return seed.near_miss
+
+
+def state_change_slot(it: SeedIntention, rng: random.Random) -> Slot:
+    """How a state change is told: about half the time indirectly, when the seed has that wording."""
+    if it.indirect_state_change is not None and rng.random() < INDIRECT_CHANGE_SHARE:
+        return it.indirect_state_change
+    return it.state_change
+
+
 def build_instance(seed: Seed, variant: str, number: int, rng: random.Random, pools: Pools,
                    confusables: list[Slot]) -> Instance:
     """One timeline; `number` makes the id unique, `confusables` are same-split events of other seeds."""
@@ -78,7 +101,7 @@ def build_instance(seed: Seed, variant: str, number: int, rng: random.Random, po
     where = f"seed {seed.id}"
 
     # -- when things happen (minutes from midnight of day 0, local time)
-    dec_slot = seed.near_miss if variant == "negative" else seed.opportunity
+    dec_slot = decision_slot(seed, variant, rng, persona.has)
     start = FIRST_HOUR * 60
     forms: list[int] = []
     if seed.gap_minutes:
@@ -112,7 +135,8 @@ def build_instance(seed: Seed, variant: str, number: int, rng: random.Random, po
         for i, it in enumerate(seed.intentions):
             lo, hi = forms[i] + 20, decision - 20
             days = list(range(forms[i] // 1440, decision // 1440 + 1))
-            plan.append(_Planned(_time_in(rng, it.state_change, days, lo, hi), it.state_change, f"state_change:{i}"))
+            told = state_change_slot(it, rng)
+            plan.append(_Planned(_time_in(rng, told, days, lo, hi), told, f"state_change:{i}"))
 
     n_events = rng.randint(MIN_EVENTS, MAX_EVENTS)
     # the seed's own confusers mention the intention's object ("oat milk, carton half full"): after the
@@ -130,9 +154,9 @@ def build_instance(seed: Seed, variant: str, number: int, rng: random.Random, po
             extras.append((c, "confuser"))
     fitting = [d for d in pools.distractors if _fits(d, persona.has) and not _mentions(d, objects)]
     need = max(0, n_events - len(plan) - len(extras))
+    # without replacement: no routine event happens twice in one timeline (the pool holds enough for
+    # every persona, pools.MIN_DISTRACTORS; a shorter pool makes a shorter timeline, never a repeat)
     chosen = rng.sample(fitting, min(need, len(fitting)))
-    while len(chosen) < need:  # long timelines repeat a template, with other alternatives filled in
-        chosen.append(rng.choice(fitting))
     extras += [(d, "distractor") for d in chosen]
     for slot, role in extras:
         plan.append(_Planned(_time_in(rng, slot, list(range(dec_day + 1)), start, decision - 1), slot, role))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    p = sub.add_parser("generate", help="write synthetic CPMBench timelines (8 categories x 4 variants)")
+    p = sub.add_parser("generate", help="write synthetic CPMBench timelines (every seeded category x 4 variants)")
     p.add_argument("-o", "--output", required=True, help="JSON Lines file to write")
     p.add_argument("--n", type=int, default=400, help="number of instances (balanced over categories and variants)")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same file)")
