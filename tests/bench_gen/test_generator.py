@@ -397,7 +397,10 @@ def test_clock_bound_seed_keeps_its_minutes():
     """gap_minutes ties the decision to the formation's clock (the parking meter's two hours)."""
     sid = "transit-parking-meter-expiry"
     split = split_of(sid)
-    insts = [i for i in generate(32 * 20, seed=2, split=split) if i.model_extra["seed"] == sid and i.intentions]
+    # transit alone: 4 variants x 60 rounds walk every transit seed of the split
+    insts = [i for i in generate(4 * 60, seed=2, split=split, categories=["transit"])
+             if i.model_extra["seed"] == sid and i.intentions and i.variant != "negative"]
+    # a negative's near miss may fall up to 40 min later when the timeline is crowded (README, "Timeline")
     assert insts
     for inst in insts:
         gap = parse_time(inst.events[-1].time) - parse_time(inst.event(inst.intentions[0].formation).time)
